@@ -1,0 +1,63 @@
+// Command mapthenet crawls the web politely, keeps the domain-to-domain link
+// graph, and rebuilds ranked Parquet snapshots of it. Each subcommand lives in
+// its own file and only parses flags before calling the package that does
+// the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes cron jobs can rely on (README, "Running from cron").
+const (
+	exitOK      = 0
+	exitFailure = 1 // the work failed: see the log
+	exitUsage   = 2 // bad flags or arguments
+	exitBusy    = 3 // another process holds what this one needs
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "mapthenet:", err)
+	var ue usageError
+	var be busyError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &be):
+		return exitBusy
+	case isCobraUsageError(err):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// usageError marks an error in the command line (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// busyError marks "another process holds the lock" (exit 3).
+type busyError struct{ err error }
+
+func (e busyError) Error() string { return e.err.Error() }
+func (e busyError) Unwrap() error { return e.err }

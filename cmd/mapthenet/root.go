@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+// globalOptions are the flags every command takes (DESIGN.md, "Commands").
+type globalOptions struct {
+	DataDir   string
+	Config    string
+	LogFormat string
+	Now       string // RFC 3339; empty: the clock
+	logger    *slog.Logger
+}
+
+var global globalOptions
+
+func newRootCommand() *cobra.Command {
+	global = globalOptions{}
+	root := &cobra.Command{
+		Use:   "mapthenet",
+		Short: "A polite crawler and ranking pipeline for a map of the web's domains",
+		Long: `mapthenet crawls the web politely, keeps only which domain links to which,
+and rebuilds ranked Parquet snapshots of that graph for DuckDB.
+
+Start with "mapthenet demo": it crawls a simulated web on loopback and
+rebuilds it, with nothing to set up.`,
+		Example: `  mapthenet demo
+  mapthenet crawl --seeds data/seeds/default.txt --until-idle
+  mapthenet rebuild
+  mapthenet rank --top 20`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyConfig(cmd); err != nil {
+				return err
+			}
+			return global.setup(cmd.ErrOrStderr())
+		},
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&global.DataDir, "data-dir", defaultDataDir(), "data directory (env MAPTHENET_DIR)")
+	pf.StringVar(&global.Config, "config", "", "YAML or TOML file of flag values (flags on the command line win)")
+	pf.StringVar(&global.LogFormat, "log-format", "text", "log format: text or json")
+
+	root.AddCommand(
+		newCrawlCommand(),
+		newRebuildCommand(),
+		newRankCommand(),
+		newScheduleCommand(),
+		newRobotsCommand(),
+		newKeysCommand(),
+		newRemoveCommand(),
+		newMapCommand(),
+		newDemoCommand(),
+	)
+	return root
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("MAPTHENET_DIR"); d != "" {
+		return d
+	}
+	return "./mapthenet-data"
+}
+
+// addNowFlag gives a command that depends on the date its --now flag.
+func addNowFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&global.Now, "now", "", "the time to act as of, RFC 3339 (default: the clock); for cron replays and tests")
+}
+
+// now returns --now, or the clock.
+func (g *globalOptions) now() (time.Time, error) {
+	if g.Now == "" {
+		return time.Now().UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, g.Now)
+	if err != nil {
+		return time.Time{}, usagef("--now %q: want an RFC 3339 time such as 2026-12-02T03:00:00Z", g.Now)
+	}
+	return t.UTC(), nil
+}
+
+func (g *globalOptions) setup(stderr io.Writer) error {
+	var h slog.Handler
+	switch g.LogFormat {
+	case "text":
+		h = slog.NewTextHandler(stderr, nil)
+	case "json":
+		h = slog.NewJSONHandler(stderr, nil)
+	default:
+		return usagef("--log-format %q: want text or json", g.LogFormat)
+	}
+	g.logger = slog.New(h)
+	return nil
+}
+
+// applyConfig sets, from --config, every flag not given on the command line.
+// Keys are flag names ("min-delay: 2s"); a key that names no flag of the
+// command is an error, so that typos do not pass silently.
+func applyConfig(cmd *cobra.Command) error {
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return usagef("--config: %v", err)
+	}
+	values := map[string]any{}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".toml":
+		err = toml.Unmarshal(raw, &values)
+	case ".yaml", ".yml":
+		err = yaml.Unmarshal(raw, &values)
+	default:
+		return usagef("--config %s: want a .yaml, .yml or .toml file", path)
+	}
+	if err != nil {
+		return usagef("--config %s: %v", path, err)
+	}
+	for key, v := range values {
+		f := cmd.Flags().Lookup(key)
+		if f == nil {
+			return usagef("--config %s: %q is not a flag of %q", path, key, cmd.CommandPath())
+		}
+		if f.Changed {
+			continue
+		}
+		for _, s := range configStrings(v) {
+			if err := cmd.Flags().Set(key, s); err != nil {
+				return usagef("--config %s: %s: %v", path, key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// configStrings turns a config value into flag values: a list sets a
+// repeatable flag once per element.
+func configStrings(v any) []string {
+	switch x := v.(type) {
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out
+	default:
+		return []string{fmt.Sprint(x)}
+	}
+}
+
+// notYet is the RunE of a command whose issue is still open: it says so and
+// fails rather than pretending.
+func notYet(issue int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		return fmt.Errorf("%s is not built yet (issue %d)", cmd.CommandPath(), issue)
+	}
+}
+
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.Contains(msg, "accepts ") || strings.Contains(msg, "requires at least")
+}
+
+var _ = pflag.ErrHelp

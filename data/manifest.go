@@ -1,0 +1,37 @@
+package data
+
+import "time"
+
+// Manifest is manifest.json: what a snapshot holds and how it was made.
+type Manifest struct {
+	ID            string           `json:"id"`
+	AsOf          time.Time        `json:"as_of"`
+	SchemaVersion int              `json:"schema_version"`
+	Previous      string           `json:"previous,omitempty"`
+	Counts        map[string]int64 `json:"counts"`
+	Rank          RankInfo         `json:"rank"`
+	Tiers         TierTable        `json:"tiers"`
+	Stages        []StageTiming    `json:"stages,omitempty"`
+	CreatedAt     time.Time        `json:"created_at"`
+}
+
+// RankInfo describes the rank computation of a snapshot.
+type RankInfo struct {
+	Algorithm     string  `json:"algorithm"`
+	Damping       float64 `json:"damping"`
+	Tolerance     float64 `json:"tolerance"`
+	MaxIterations int     `json:"max_iterations"`
+	Iterations    int     `json:"iterations"`
+	Residual      float64 `json:"residual"`
+	Ranked        int64   `json:"ranked"`
+}
+
+// StageTiming is one rebuild stage's duration and row count.
+type StageTiming struct {
+	Stage   string  `json:"stage"`
+	Seconds float64 `json:"seconds"`
+	Rows    int64   `json:"rows,omitempty"`
+}
+
+// SnapshotIDLayout formats a snapshot id from its as-of time (UTC).
+const SnapshotIDLayout = "2006-01-02T150405Z"

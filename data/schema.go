@@ -1,0 +1,108 @@
+package data
+
+import "time"
+
+// Snapshot file names (DESIGN.md, "The snapshot").
+const (
+	DomainsFile   = "domains.parquet"
+	EdgesFile     = "edges.parquet"
+	LinkWordsFile = "link_words.parquet"
+	VisitsFile    = "visits.parquet"
+	ScheduleFile  = "schedule.parquet"
+	ManifestFile  = "manifest.json"
+)
+
+// SchemaVersion is written to manifest.json; bump it with any change to the
+// row types below.
+const SchemaVersion = 1
+
+// The row types below are written with parquet-go. Pointers are nullable
+// columns; time.Time columns are TIMESTAMP(MICROS, UTC), which DuckDB reads
+// as TIMESTAMP WITH TIME ZONE.
+
+// DomainRow is one row of domains.parquet: one known domain.
+type DomainRow struct {
+	ID              int32      `parquet:"id"`
+	Domain          string     `parquet:"domain"`
+	Rank            *int64     `parquet:"rank,optional"`
+	PrevRank        *int64     `parquet:"prev_rank,optional"`
+	Score           float64    `parquet:"score"`
+	InDomains       int64      `parquet:"in_domains"`
+	OutDomains      int64      `parquet:"out_domains"`
+	Tier            int32      `parquet:"tier"`
+	RevisitDays     int32      `parquet:"revisit_days"`
+	PagesPerVisit   int32      `parquet:"pages_per_visit"`
+	FirstSeen       time.Time  `parquet:"first_seen,timestamp(microsecond)"`
+	LastVisit       *time.Time `parquet:"last_visit,optional,timestamp(microsecond)"`
+	NextVisit       *time.Time `parquet:"next_visit,optional,timestamp(microsecond)"`
+	LastStatus      *int32     `parquet:"last_status,optional"`
+	LastOutcome     *string    `parquet:"last_outcome,optional"`
+	HTTPS           *bool      `parquet:"https,optional"`
+	IPv6            *bool      `parquet:"ipv6,optional"`
+	ASN             *int64     `parquet:"asn,optional"`
+	NetworkOperator *string    `parquet:"network_operator,optional"`
+	OptedOut        bool       `parquet:"opted_out"`
+	Failures        int32      `parquet:"failures"`
+	MapX            *float64   `parquet:"map_x,optional"`
+	MapY            *float64   `parquet:"map_y,optional"`
+}
+
+// EdgeRow is one row of edges.parquet: src links to dst now.
+type EdgeRow struct {
+	Src       string    `parquet:"src"`
+	Dst       string    `parquet:"dst"`
+	SrcID     int32     `parquet:"src_id"`
+	DstID     int32     `parquet:"dst_id"`
+	FirstSeen time.Time `parquet:"first_seen,timestamp(microsecond)"`
+	LastSeen  time.Time `parquet:"last_seen,timestamp(microsecond)"`
+	Nofollow  bool      `parquet:"nofollow"`
+	Sitewide  bool      `parquet:"sitewide"`
+}
+
+// LinkWordRow is one row of link_words.parquet.
+type LinkWordRow struct {
+	Domain string `parquet:"domain"`
+	Word   string `parquet:"word"`
+	Sites  int64  `parquet:"sites"`
+}
+
+// VisitRow is one row of visits.parquet.
+type VisitRow struct {
+	Domain       string     `parquet:"domain"`
+	StartedAt    time.Time  `parquet:"started_at,timestamp(microsecond)"`
+	FinishedAt   time.Time  `parquet:"finished_at,timestamp(microsecond)"`
+	RobotsReadAt *time.Time `parquet:"robots_read_at,optional,timestamp(microsecond)"`
+	RobotsStatus *int32     `parquet:"robots_status,optional"`
+	Outcome      string     `parquet:"outcome"`
+	HTTPStatus   int32      `parquet:"http_status"`
+	Pages        int32      `parquet:"pages"`
+	Bytes        int64      `parquet:"bytes"`
+	Error        *string    `parquet:"error,optional"`
+}
+
+// Schedule reasons.
+const (
+	ReasonNew     = "new"
+	ReasonRevisit = "revisit"
+	ReasonRetry   = "retry"
+)
+
+// ScheduleRow is one row of schedule.parquet: when a domain is next due.
+// Priority orders due domains: higher goes first.
+type ScheduleRow struct {
+	Domain    string    `parquet:"domain"`
+	NextVisit time.Time `parquet:"next_visit,timestamp(microsecond)"`
+	Tier      int32     `parquet:"tier"`
+	Pages     int32     `parquet:"pages"`
+	Reason    string    `parquet:"reason"`
+	Priority  int64     `parquet:"priority"`
+}
+
+// RankRow is one row of the file `rank --edges IN --out OUT` writes.
+type RankRow struct {
+	Domain     string  `parquet:"domain"`
+	Rank       *int64  `parquet:"rank,optional"`
+	Score      float64 `parquet:"score"`
+	InDomains  int64   `parquet:"in_domains"`
+	OutDomains int64   `parquet:"out_domains"`
+}
