@@ -66,6 +66,9 @@ type DomainState struct {
 	// FollowedIn is true once some other domain links here with a followed
 	// link: only such domains are queued for a first visit.
 	FollowedIn bool
+	// Seeded: named in a --seeds file; queued for a first visit even
+	// without a followed in-link.
+	Seeded bool
 }
 
 // Visited reports whether the domain has had at least one visit.

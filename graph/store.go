@@ -30,8 +30,11 @@ func Open(dir string, opts Options) (*Store, error) { return nil, errNotImplemen
 func (s *Store) Close() error { return errNotImplemented }
 
 // AddDomains records names (registrable domains) as known, never-visited
-// domains first seen at seen; known ones are left as they are.
-func (s *Store) AddDomains(names []string, seen time.Time) error { return errNotImplemented }
+// domains first seen at seen; known ones are left as they are, except that
+// seeded marks them as seeds.
+func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
+	return errNotImplemented
+}
 
 // RecordVisit writes one visit, all or nothing.
 func (s *Store) RecordVisit(v *data.VisitResult) error { return errNotImplemented }
