@@ -1,0 +1,211 @@
+package graphgen
+
+import (
+	"errors"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+type edge struct {
+	src, dst uint32
+	nofollow bool
+}
+
+func collect(t *testing.T, g *Generator) []edge {
+	t.Helper()
+	var es []edge
+	if err := g.Edges(func(src, dst uint32, nf bool) error {
+		es = append(es, edge{src, dst, nf})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+func TestShape(t *testing.T) {
+	for _, cfg := range []Config{
+		{Domains: 5000, Edges: 50_000, Seed: 7},
+		{Domains: 5000, Edges: 50_000, Seed: 7, Communities: 10},
+		{Domains: 3, Edges: 2, Seed: 1},
+		{Domains: 10, Edges: 0, Seed: 1},
+	} {
+		g, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := collect(t, g)
+		if int64(len(es)) != cfg.Edges {
+			t.Errorf("%+v: %d edges, want %d", cfg, len(es), cfg.Edges)
+		}
+		seen := map[[2]uint32]bool{}
+		in := make([]int, cfg.Domains)
+		out := make([]int, cfg.Domains)
+		nofollow, intra := 0, 0
+		for i, e := range es {
+			if e.src == e.dst {
+				t.Fatalf("self-loop %d", e.src)
+			}
+			if i > 0 && es[i-1].src > e.src {
+				t.Fatal("not grouped by source")
+			}
+			k := [2]uint32{e.src, e.dst}
+			if seen[k] {
+				t.Fatalf("duplicate edge %v", k)
+			}
+			seen[k] = true
+			in[e.dst]++
+			out[e.src]++
+			if e.nofollow {
+				nofollow++
+			}
+			if g.Community(e.src) == g.Community(e.dst) {
+				intra++
+			}
+		}
+		for id, d := range out {
+			if d != g.OutDegree(uint32(id)) {
+				t.Fatalf("OutDegree(%d) = %d, edges say %d", id, g.OutDegree(uint32(id)), d)
+			}
+		}
+		if cfg.Domains < 1000 {
+			continue
+		}
+		dangling, maxIn := 0, 0
+		for id := range out {
+			if out[id] == 0 {
+				dangling++
+			}
+			maxIn = max(maxIn, in[id])
+		}
+		share := float64(dangling) / float64(cfg.Domains)
+		if share < 0.3 || share > 0.4 {
+			t.Errorf("dangling share %.3f", share)
+		}
+		if f := float64(nofollow) / float64(len(es)); f < 0.02 || f > 0.04 {
+			t.Errorf("nofollow share %.3f", f)
+		}
+		// Power law: the most linked domain gets far more than the mean 10.
+		if maxIn < 100 {
+			t.Errorf("max in-degree %d: not heavy-tailed", maxIn)
+		}
+		if cfg.Communities > 1 {
+			if f := float64(intra) / float64(len(es)); f < 0.85 {
+				t.Errorf("intra-community share %.3f", f)
+			}
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	cfg := Config{Domains: 2000, Edges: 20_000, Seed: 42}
+	g1, _ := New(cfg)
+	g2, _ := New(cfg)
+	a, b := collect(t, g1), collect(t, g2)
+	if len(a) != len(b) {
+		t.Fatal("lengths differ")
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("edge %d differs: %v vs %v", i, a[i], b[i])
+		}
+	}
+	cfg.Seed = 43
+	g3, _ := New(cfg)
+	c := collect(t, g3)
+	same := 0
+	for i := range min(len(a), len(c)) {
+		if a[i] == c[i] {
+			same++
+		}
+	}
+	if same > len(a)/2 {
+		t.Errorf("another seed gives mostly the same graph (%d of %d edges)", same, len(a))
+	}
+}
+
+var domainRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z]{2,})+$`)
+
+func TestNames(t *testing.T) {
+	g, _ := New(Config{Domains: 100_000, Edges: 10, Seed: 1})
+	seen := map[string]uint32{}
+	tlds := map[string]bool{}
+	for id := range uint32(100_000) {
+		n := g.Name(id)
+		if !domainRE.MatchString(n) || len(n) > 253 {
+			t.Fatalf("Name(%d) = %q: not a domain", id, n)
+		}
+		if prev, dup := seen[n]; dup {
+			t.Fatalf("Name(%d) = Name(%d) = %q", id, prev, n)
+		}
+		seen[n] = id
+		for _, p := range patterns {
+			if len(n) > len(p.tld) && n[len(n)-len(p.tld):] == p.tld {
+				tlds[p.tld] = true
+			}
+		}
+	}
+	if !tlds[".co.uk"] || len(tlds) < 8 {
+		t.Errorf("too few TLDs: %v", tlds)
+	}
+}
+
+func TestEdgesStopsOnError(t *testing.T) {
+	g, _ := New(Config{Domains: 100, Edges: 500, Seed: 1})
+	stop := errors.New("stop")
+	n := 0
+	err := g.Edges(func(_, _ uint32, _ bool) error {
+		n++
+		if n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 10 {
+		t.Fatalf("err %v after %d edges", err, n)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{Domains: 1, Edges: 0},
+		{Domains: 10, Edges: 1000},
+		{Domains: 10, Edges: 5, ZipfS: 0.5},
+		{Domains: 10, Edges: 5, Communities: 6},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v): no error", cfg)
+		}
+	}
+	if _, err := Size("XL"); err == nil {
+		t.Error("Size(XL): no error")
+	}
+	if c, err := Size("m"); err != nil || c.Domains != 1_000_000 {
+		t.Errorf("Size(m) = %+v, %v", c, err)
+	}
+}
+
+func TestWriteEdgesParquet(t *testing.T) {
+	g, _ := New(Config{Domains: 3000, Edges: 30_000, Seed: 3})
+	path := filepath.Join(t.TempDir(), "edges.parquet")
+	if err := g.WriteEdgesParquet(path); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.ReadFile[EdgeRow](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, g)
+	if len(rows) != len(es) {
+		t.Fatalf("%d rows, want %d", len(rows), len(es))
+	}
+	for i, e := range es {
+		want := EdgeRow{Src: g.Name(e.src), Dst: g.Name(e.dst), Nofollow: e.nofollow}
+		if rows[i] != want {
+			t.Fatalf("row %d = %+v, want %+v", i, rows[i], want)
+		}
+	}
+}
