@@ -1,0 +1,237 @@
+// Package fetch is the crawler's HTTP layer: a dialer honouring
+// --connect-to and a connection cap, an http.Transport with the connect and
+// response timeouts, request signing, capped body reads, and errors sorted
+// into the few kinds a visit's outcome needs. It never follows redirects:
+// the visit does, so that every hop is paced, checked against robots.txt and
+// counted.
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is shared by every visit of a crawl.
+type Config struct {
+	Dialer *Dialer
+	// RootCAs: nil means the system roots.
+	RootCAs   *x509.CertPool
+	UserAgent string
+	// ResponseTimeout bounds a whole request: connect, headers and body
+	// (DESIGN.md: 30 s).
+	ResponseTimeout time.Duration
+	// MaxBody caps the decoded bytes read from one response (1024 KB).
+	MaxBody int64
+	// Sign adds the request signature headers; nil: unsigned.
+	Sign func(*http.Request) error
+}
+
+// RootsWithCA returns the system roots plus the PEM certificates in file.
+func RootsWithCA(file string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}
+
+// Client makes the requests of one visit. Its connections are its own:
+// Close frees them all when the visit ends, so an idle connection never
+// outlives its site's visit and the dialer's cap stays honest.
+type Client struct {
+	cfg *Config
+	tr  *http.Transport
+	hc  *http.Client
+}
+
+// NewClient returns a client for one visit.
+func (cfg *Config) NewClient() *Client {
+	tr := &http.Transport{
+		DialContext:           cfg.Dialer.DialContext,
+		TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   cfg.Dialer.Timeout,
+		MaxIdleConnsPerHost:   1,
+		MaxConnsPerHost:       1, // one request at a time per site anyway
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: cfg.ResponseTimeout,
+	}
+	hc := &http.Client{
+		Transport: tr,
+		// No cookies: Jar stays nil. No redirects: the visit follows them.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{cfg: cfg, tr: tr, hc: hc}
+}
+
+// Close drops the visit's connections.
+func (c *Client) Close() { c.tr.CloseIdleConnections() }
+
+// Response is what one request gave.
+type Response struct {
+	Status   int
+	Header   http.Header
+	Body     []byte // decoded, at most MaxBody bytes; nil when dropped
+	Location string // the Location header of a 3xx, as sent
+	// Dropped: the body was not read (accept said no at the headers).
+	Dropped bool
+	// Truncated: the body was longer than MaxBody; what was read is kept.
+	Truncated bool
+	TLS       bool // the connection was HTTPS with a verified certificate
+}
+
+// Accept decides at the headers whether a body is worth reading.
+type Accept func(status int, h http.Header) bool
+
+// Get requests url and reads the body if accept (nil: always) says so.
+// Errors are *Error.
+func (c *Client) Get(ctx context.Context, url string, accept Accept) (*Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ResponseTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, &Error{Kind: KindBadURL, Err: err}
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/rss+xml,application/atom+xml,application/feed+json;q=0.9,*/*;q=0.1")
+	if c.cfg.Sign != nil {
+		if err := c.cfg.Sign(req); err != nil {
+			return nil, &Error{Kind: KindSign, Err: err}
+		}
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer resp.Body.Close()
+	r := &Response{
+		Status:   resp.StatusCode,
+		Header:   resp.Header,
+		Location: resp.Header.Get("Location"),
+		TLS:      resp.TLS != nil,
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 || (accept != nil && !accept(resp.StatusCode, resp.Header)) {
+		r.Dropped = true
+		return r, nil
+	}
+	limit := c.cfg.MaxBody
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if int64(len(body)) > limit {
+		body = body[:limit]
+		r.Truncated = true
+	}
+	r.Body = body
+	if err != nil && !r.Truncated {
+		// What was read is used; the error still tells the visit to stop.
+		return r, classify(ctx, err)
+	}
+	return r, nil
+}
+
+// Kind sorts request failures into what a visit's outcome needs.
+type Kind int
+
+const (
+	KindOther Kind = iota
+	KindDNS
+	KindConnect // refused, unreachable, reset
+	KindTLS     // handshake or certificate failure
+	KindTimeout
+	KindCanceled // the crawl is stopping
+	KindBadURL
+	KindSign
+)
+
+// Error is a failed request. Its Short text has no URL or IP address in it.
+type Error struct {
+	Kind Kind
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Short() + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Short is a reason fit for visits.error: never a URL or an address.
+func (e *Error) Short() string {
+	switch e.Kind {
+	case KindDNS:
+		var d *net.DNSError
+		if errors.As(e.Err, &d) && d.IsNotFound {
+			return "dns: no such host"
+		}
+		return "dns: lookup failed"
+	case KindConnect:
+		msg := strings.ToLower(e.Err.Error())
+		switch {
+		case strings.Contains(msg, "refused"):
+			return "connection refused"
+		case strings.Contains(msg, "reset"):
+			return "connection reset"
+		case strings.Contains(msg, "unreachable"):
+			return "network unreachable"
+		case strings.Contains(msg, "eof"):
+			return "connection closed"
+		}
+		return "connection failed"
+	case KindTLS:
+		var ce *tls.CertificateVerificationError
+		if errors.As(e.Err, &ce) {
+			return "tls: certificate not valid"
+		}
+		return "tls: handshake failed"
+	case KindTimeout:
+		return "timeout"
+	case KindCanceled:
+		return "canceled"
+	case KindBadURL:
+		return "bad url"
+	case KindSign:
+		return "signing failed"
+	}
+	return "request failed"
+}
+
+func classify(ctx context.Context, err error) *Error {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var x509Unknown x509.UnknownAuthorityError
+	var x509Host x509.HostnameError
+	var x509Invalid x509.CertificateInvalidError
+	var netErr net.Error
+	switch {
+	case ctx.Err() == context.Canceled:
+		return &Error{Kind: KindCanceled, Err: err}
+	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
+		return &Error{Kind: KindDNS, Err: err}
+	case errors.As(err, &certErr), errors.As(err, &recErr), errors.As(err, &alert),
+		errors.As(err, &x509Unknown), errors.As(err, &x509Host), errors.As(err, &x509Invalid),
+		strings.Contains(err.Error(), "tls: "):
+		return &Error{Kind: KindTLS, Err: err}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return &Error{Kind: KindTimeout, Err: err}
+	case errors.As(err, &dnsErr):
+		return &Error{Kind: KindTimeout, Err: err}
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &Error{Kind: KindConnect, Err: err}
+	}
+	return &Error{Kind: KindOther, Err: err}
+}
