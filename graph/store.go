@@ -4,66 +4,407 @@
 package graph
 
 import (
+	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/mapthenet/mapthenet/data"
 )
 
-var errNotImplemented = errors.New("graph: not implemented yet")
+// FormatVersion is the store layout this code reads and writes (FORMAT.md).
+const FormatVersion = 1
+
+var (
+	// ErrLocked: another process has the store open.
+	ErrLocked = errors.New("graph: store is locked")
+	// ErrFormat: the store was written by a different (newer) layout.
+	ErrFormat = errors.New("graph: unsupported store format")
+	// ErrRemoved: the domain is on the removal list and never returns.
+	ErrRemoved = errors.New("graph: domain was removed at its owner's request")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("graph: store is closed")
+	// ErrReadOnly: a write on a store opened read-only.
+	ErrReadOnly = errors.New("graph: store is open read-only")
+)
 
 // Options configure Open.
 type Options struct {
 	Logger   *slog.Logger // nil: discard
 	InMemory bool         // tests: no files
 	ReadOnly bool
+	// NameCache bounds the in-memory name→id cache that spares a database
+	// read per link; 0 means DefaultNameCache, negative disables it.
+	NameCache int
 }
 
-// Store is an open link store. Its methods are safe for concurrent use.
-type Store struct{}
+// DefaultNameCache is the default bound of the name→id cache: about
+// 60 bytes an entry, so some 60 MB when full.
+const DefaultNameCache = 1 << 20
+
+// Store is an open link store. Its methods are safe for concurrent use:
+// writes are serialised by one mutex (which also makes id allocation dense),
+// reads run on Badger's own snapshots.
+type Store struct {
+	db  *badger.DB
+	dir string
+	log *slog.Logger
+	ro  bool
+
+	mu       sync.Mutex // held by every writer
+	closed   bool
+	nextID   uint32              // next id to allocate; committed value is m/nextid
+	ids      map[string]uint32   // name→id cache of committed names
+	maxIDs   int                 // bound of ids; 0: no cache
+	followed []uint64            // bit per id: FollowedIn is committed true
+	removed  map[string]struct{} // the removal list's names
+}
 
 // Open opens (creating if needed) the store in dir.
-func Open(dir string, opts Options) (*Store, error) { return nil, errNotImplemented }
+func Open(dir string, opts Options) (*Store, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{log}).
+		WithMetricsEnabled(false).
+		// One version: history lives in the visit log, not in old values.
+		WithNumVersionsToKeep(1).
+		// Link words repeat endlessly across edges: blocks compress well,
+		// and ZSTD level 1 costs little more CPU than Snappy.
+		WithCompression(options.ZSTD).
+		WithZSTDCompressionLevel(1).
+		// States, visits and most edge sets are well under 32 KiB and stay
+		// in the LSM tree, where compaction drops their old versions; only
+		// the edge sets of the few huge sources go to the value log, which
+		// GC reclaims.
+		WithValueThreshold(32 << 10).
+		// One writer at a time (s.mu): Badger's conflict tracking would be
+		// pure overhead.
+		WithDetectConflicts(false).
+		WithReadOnly(opts.ReadOnly)
+	if opts.InMemory {
+		bo = bo.WithInMemory(true).WithDir("").WithValueDir("")
+	} else if !opts.ReadOnly {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("graph: create store directory: %w", err)
+		}
+	}
+	db, err := badger.Open(bo)
+	if err != nil {
+		// Badger flattens the flock error into text, so match its words.
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, fmt.Errorf("%w: another process (a running crawl?) holds the store at %s", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("graph: open store at %s: %w", dir, err)
+	}
+	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}}
+	switch {
+	case opts.NameCache == 0:
+		s.maxIDs = DefaultNameCache
+	case opts.NameCache > 0:
+		s.maxIDs = opts.NameCache
+	}
+	if s.maxIDs > 0 {
+		s.ids = make(map[string]uint32)
+	}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("graph: open store at %s: %w", dir, err)
+	}
+	if !s.ro {
+		if err := s.finishRemovals(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("graph: open store at %s: finish an interrupted removal: %w", dir, err)
+		}
+	}
+	return s, nil
+}
 
-// Close flushes and closes the store.
-func (s *Store) Close() error { return errNotImplemented }
+// load checks the format version (writing it into a new store) and reads
+// the id counter and the removal list.
+func (s *Store) load() error {
+	var fresh bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyFormat)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			it := txn.NewIterator(badger.IteratorOptions{})
+			defer it.Close()
+			it.Rewind()
+			if it.Valid() {
+				return fmt.Errorf("%w: no format key: not a mapthenet link store", ErrFormat)
+			}
+			fresh = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var v uint64
+		if err := item.Value(func(b []byte) error {
+			var n int
+			v, n = binary.Uvarint(b)
+			if n <= 0 || n != len(b) {
+				return fmt.Errorf("%w: unreadable format key", ErrFormat)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if v != FormatVersion {
+			return fmt.Errorf("%w: the store has format version %d, this program reads version %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
+		}
+		if s.nextID, err = readNextID(txn); err != nil {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixRemoved)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			s.removed[string(it.Item().Key()[len(prefixRemoved):])] = struct{}{}
+		}
+		return nil
+	})
+	if err != nil || !fresh || s.ro {
+		return err
+	}
+	return s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(keyFormat, binary.AppendUvarint(nil, FormatVersion))
+	})
+}
+
+func readNextID(txn *badger.Txn) (uint32, error) {
+	item, err := txn.Get(keyNextID)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var id uint64
+	err = item.Value(func(b []byte) error {
+		var n int
+		id, n = binary.Uvarint(b)
+		if n <= 0 || id > 1<<32 {
+			return fmt.Errorf("%w: id counter", errCorrupt)
+		}
+		return nil
+	})
+	return uint32(id), err
+}
+
+// Close flushes and closes the store. Close open snapshots first.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("graph: close store at %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// lockWrite takes the writer mutex, refusing on a closed or read-only store.
+func (s *Store) lockWrite() error {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case s.ro:
+		s.mu.Unlock()
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// GC runs Badger's value-log GC until a pass rewrites nothing, so that the
+// edge sets every revisit replaces do not pile up on disk. Call it now and
+// then (the crawler does between batches; the rebuild after a snapshot).
+func (s *Store) GC() error {
+	if s.ro {
+		return nil
+	}
+	for {
+		err := s.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, badger.ErrNoRewrite), errors.Is(err, badger.ErrRejected),
+			errors.Is(err, badger.ErrGCInMemoryMode):
+			return nil
+		default:
+			return fmt.Errorf("graph: value log GC: %w", err)
+		}
+	}
+}
 
 // AddDomains records names (registrable domains) as known, never-visited
 // domains first seen at seen; known ones are left as they are, except that
-// seeded marks them as seeds.
+// seeded marks them as seeds. Names must be normalised (Normalize); removed
+// domains are skipped. Large lists are written in several transactions.
 func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
-	return errNotImplemented
+	for _, n := range names {
+		if err := checkNormal(n); err != nil {
+			return err
+		}
+	}
+	if err := s.lockWrite(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	const chunk = 10_000
+	for len(names) > 0 {
+		part := names[:min(chunk, len(names))]
+		names = names[len(part):]
+		err := s.write(func(b *batch) error {
+			for _, n := range part {
+				if _, gone := s.removed[n]; gone {
+					continue
+				}
+				id, _, err := b.lookupOrCreate(n, seen)
+				if err != nil {
+					return err
+				}
+				if seeded {
+					st, err := b.state(id)
+					if err != nil {
+						return err
+					}
+					if !st.Seeded {
+						st.Seeded = true
+						b.dirty[id] = struct{}{}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// RecordVisit writes one visit, all or nothing.
-func (s *Store) RecordVisit(v *data.VisitResult) error { return errNotImplemented }
-
-// RecordVisits writes several visits in one transaction, all or nothing.
-func (s *Store) RecordVisits(vs []*data.VisitResult) error { return errNotImplemented }
+// checkNormal refuses a name that Normalize would change.
+func checkNormal(name string) error {
+	n, err := Normalize(name)
+	if err != nil {
+		return err
+	}
+	if n != name {
+		return &DomainError{Input: name, Reason: ErrInvalidDomain, Detail: "not normalised: the registrable domain is " + n}
+	}
+	return nil
+}
 
 // Domain returns the state of one domain.
 func (s *Store) Domain(name string) (data.DomainState, bool, error) {
-	return data.DomainState{}, false, errNotImplemented
+	var st data.DomainState
+	var found bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		id, ok, err := getID(txn, name)
+		if err != nil || !ok {
+			return err
+		}
+		found, err = getState(txn, id, &st)
+		return err
+	})
+	return st, found, err
 }
 
-// Snapshot opens a consistent read view of the whole store. Close it.
-func (s *Store) Snapshot() (*Snapshot, error) { return nil, errNotImplemented }
+// DomainByID returns the state of the domain with the given id.
+func (s *Store) DomainByID(id uint32) (data.DomainState, bool, error) {
+	var st data.DomainState
+	var found bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		found, err = getState(txn, id, &st)
+		return err
+	})
+	return st, found, err
+}
 
-// Snapshot is a consistent, read-only view of the store at one moment.
-type Snapshot struct{}
+// IsRemoved reports whether name is on the removal list.
+func (s *Store) IsRemoved(name string) (bool, error) {
+	var found bool
+	err := s.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(removedKey(name))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return found, err
+}
 
-// NumDomains is one more than the largest domain id.
-func (sn *Snapshot) NumDomains() uint32 { return 0 }
+// Removals lists the removal list in name order.
+func (s *Store) Removals() ([]Removal, error) {
+	var out []Removal
+	err := s.db.View(func(txn *badger.Txn) error {
+		return eachRemoval(txn, func(r Removal) error {
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
 
-// Domains calls fn for every domain in id order.
-func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error { return errNotImplemented }
+func getID(txn *badger.Txn, name string) (uint32, bool, error) {
+	item, err := txn.Get(nameKey(name))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	var id uint32
+	err = item.Value(func(b []byte) error {
+		if len(b) != 4 {
+			return fmt.Errorf("%w: id of %q", errCorrupt, name)
+		}
+		id = binary.BigEndian.Uint32(b)
+		return nil
+	})
+	return id, err == nil, err
+}
 
-// Edges calls fn for every edge in (src id, dst id) order.
-func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error { return errNotImplemented }
+func getState(txn *badger.Txn, id uint32, st *data.DomainState) (bool, error) {
+	item, err := txn.Get(idKey(prefixDomain, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	err = item.Value(func(b []byte) error { return decodeState(id, b, st) })
+	return err == nil, err
+}
 
-// Visits calls fn for every visit-log entry in (domain id, started at) order.
-func (sn *Snapshot) Visits(fn func(*data.VisitLogEntry) error) error { return errNotImplemented }
+// badgerLogger routes Badger's messages to slog: errors and warnings as
+// such, its chatty progress lines at debug level.
+type badgerLogger struct{ l *slog.Logger }
 
-// Close releases the view.
-func (sn *Snapshot) Close() error { return nil }
+func (b badgerLogger) emit(level slog.Level, format string, args ...any) {
+	if !b.l.Enabled(context.Background(), level) {
+		return
+	}
+	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.emit(slog.LevelError, f, a...) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.emit(slog.LevelWarn, f, a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.emit(slog.LevelDebug, f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.emit(slog.LevelDebug, f, a...) }

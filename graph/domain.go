@@ -1,0 +1,173 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+)
+
+// Reasons Normalize refuses a host. Test with errors.Is; the error itself
+// is a *DomainError that names the input.
+var (
+	ErrEmptyHost     = errors.New("empty host")
+	ErrIPAddress     = errors.New("is an IP address, not a domain name")
+	ErrLocalhost     = errors.New("is localhost")
+	ErrSingleLabel   = errors.New("is a single-label host, not a registrable domain")
+	ErrPublicSuffix  = errors.New("is itself a public suffix, not a registrable domain")
+	ErrInvalidDomain = errors.New("is not a valid domain name")
+)
+
+// DomainError is Normalize's error: the input and why it was refused.
+type DomainError struct {
+	Input  string
+	Reason error // one of the Err* sentinels above
+	Detail string
+}
+
+func (e *DomainError) Error() string {
+	msg := fmt.Sprintf("domain %q %v", e.Input, e.Reason)
+	if e.Reason == ErrEmptyHost {
+		msg = "domain: empty host"
+	}
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
+}
+
+func (e *DomainError) Unwrap() error { return e.Reason }
+
+// lookupProfile is IDNA's lookup profile (UTS #46 mapping: lower case,
+// full-width dots, STD3 rules, label checks, Bidi rule) with DNS lengths
+// checked too, so that every name we keep could be looked up.
+var lookupProfile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.Transitional(false),
+	idna.VerifyDNSLength(true),
+)
+
+// Normalize turns a host, host:port, or URL into its registrable domain:
+// eTLD+1 by the Public Suffix List (private section included), lower case,
+// IDNA A-labels, no trailing dot or port. Hosts under TLDs the list does
+// not know (s0001.example, site7.test) count as registrable domains under
+// a one-label suffix, as the list's default rule says.
+//
+// It refuses IP addresses, localhost, single-label hosts, public suffixes
+// and invalid names with a *DomainError wrapping one of the Err* reasons.
+func Normalize(hostOrURL string) (string, error) {
+	in := hostOrURL
+	refuse := func(reason error, detail string) (string, error) {
+		return "", &DomainError{Input: in, Reason: reason, Detail: detail}
+	}
+	s := strings.TrimSpace(hostOrURL)
+	if s == "" {
+		return refuse(ErrEmptyHost, "")
+	}
+	if isIP(s) {
+		return refuse(ErrIPAddress, "")
+	}
+	host, err := hostOf(s)
+	if err != nil {
+		return refuse(ErrInvalidDomain, err.Error())
+	}
+	if host == "" {
+		return refuse(ErrEmptyHost, "")
+	}
+	if isIP(host) {
+		return refuse(ErrIPAddress, "")
+	}
+	// One trailing dot is the fully qualified form of the same name.
+	// It may be written as another dot IDNA maps to '.', like U+3002.
+	trimmed := strings.HasSuffix(host, ".")
+	host = strings.TrimSuffix(host, ".")
+	a, err := lookupProfile.ToASCII(host)
+	if err != nil {
+		return refuse(ErrInvalidDomain, err.Error())
+	}
+	if !trimmed {
+		a = strings.TrimSuffix(a, ".")
+	}
+	if a == "" || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
+		return refuse(ErrInvalidDomain, "empty label")
+	}
+	if a == "localhost" || strings.HasSuffix(a, ".localhost") {
+		return refuse(ErrLocalhost, "")
+	}
+	if !strings.Contains(a, ".") {
+		return refuse(ErrSingleLabel, "")
+	}
+	last := a[strings.LastIndexByte(a, '.')+1:]
+	if allDigits(last) {
+		// 127.1, 10.0.0.256 and friends: no TLD is all digits (RFC 3696
+		// section 2), and resolvers read such names as IPv4 addresses.
+		return refuse(ErrIPAddress, "numeric top-level label")
+	}
+	if suffix, _ := publicsuffix.PublicSuffix(a); suffix == a {
+		return refuse(ErrPublicSuffix, "")
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(a)
+	if err != nil {
+		return refuse(ErrInvalidDomain, err.Error())
+	}
+	return d, nil
+}
+
+// hostOf extracts the host part of a URL, host:port or bare host.
+func hostOf(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		if strings.HasPrefix(s, "//") {
+			s = "http:" + s
+		} else {
+			s = "http://" + s
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return "", ue.Err
+		}
+		return "", err
+	}
+	if u.Opaque != "" {
+		return "", errors.New("no host in URL")
+	}
+	return u.Hostname(), nil
+}
+
+// isIP reports whether s is an IP address, bare or bracketed, with an
+// optional port or zone.
+func isIP(s string) bool {
+	if _, err := netip.ParseAddr(s); err == nil {
+		return true
+	}
+	if _, err := netip.ParseAddrPort(s); err == nil {
+		return true
+	}
+	if strings.HasPrefix(s, "[") {
+		if i := strings.IndexByte(s, ']'); i > 0 {
+			if _, err := netip.ParseAddr(s[1:i]); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

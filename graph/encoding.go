@@ -1,0 +1,419 @@
+package graph
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// Values are written with encoding/binary varints rather than JSON or
+// gob: the store holds one value per domain, per source domain's edge set
+// and per visit, hundreds of millions of them, and a varint record is a
+// fraction of the size and decodes without reflection or allocation. The
+// layout of each value is written down in FORMAT.md; change both together.
+
+// Key prefixes (FORMAT.md, "Keys").
+const (
+	prefixMeta    = "m/"
+	prefixName    = "n/"
+	prefixDomain  = "d/"
+	prefixAdj     = "a/"
+	prefixVisit   = "v/"
+	prefixRemoved = "x/"
+)
+
+var (
+	keyFormat = []byte("m/format")
+	keyNextID = []byte("m/nextid")
+)
+
+func nameKey(name string) []byte { return append([]byte(prefixName), name...) }
+func removedKey(name string) []byte {
+	return append([]byte(prefixRemoved), name...)
+}
+
+func idKey(prefix string, id uint32) []byte {
+	k := make([]byte, len(prefix)+4)
+	copy(k, prefix)
+	binary.BigEndian.PutUint32(k[len(prefix):], id)
+	return k
+}
+
+func visitKey(id uint32, started time.Time) []byte {
+	k := make([]byte, len(prefixVisit)+12)
+	copy(k, prefixVisit)
+	binary.BigEndian.PutUint32(k[2:], id)
+	// Unix nanoseconds as unsigned big-endian sort in time order for every
+	// date after 1970, which is all a crawl can produce.
+	binary.BigEndian.PutUint64(k[6:], uint64(timeNanos(started)))
+	return k
+}
+
+// idFromKey reads the BE32 id that follows a two-byte prefix.
+func idFromKey(k []byte) (uint32, error) {
+	if len(k) < 6 {
+		return 0, fmt.Errorf("graph: short key %q", k)
+	}
+	return binary.BigEndian.Uint32(k[2:6]), nil
+}
+
+// Times are Unix nanoseconds; the zero time.Time is 0.
+func timeNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func nanosTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// Outcome codes are fixed here, not taken from data.Outcomes' order, so
+// that the stored format does not move if that list does.
+var outcomeCodes = map[data.Outcome]byte{
+	"":                            0,
+	data.OutcomeOK:                1,
+	data.OutcomePartial:           2,
+	data.OutcomeMoved:             3,
+	data.OutcomeOptedOut:          4,
+	data.OutcomeRobotsUnavailable: 5,
+	data.OutcomeThrottled:         6,
+	data.OutcomeBotProtection:     7,
+	data.OutcomeTimeout:           8,
+	data.OutcomeDNSError:          9,
+	data.OutcomeConnectError:      10,
+	data.OutcomeHTTPError:         11,
+	data.OutcomeGone:              12,
+}
+
+var outcomeByCode = func() []data.Outcome {
+	out := make([]data.Outcome, len(outcomeCodes))
+	for o, c := range outcomeCodes {
+		out[c] = o
+	}
+	return out
+}()
+
+// enc appends varints to a byte slice.
+type enc struct{ b []byte }
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) time(t time.Time) { e.varint(timeNanos(t)) }
+func (e *enc) byte(c byte)      { e.b = append(e.b, c) }
+func (e *enc) str(s string) {
+	e.uvarint(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+func (e *enc) outcome(o data.Outcome) { e.byte(outcomeCodes[o]) }
+
+var errCorrupt = errors.New("graph: corrupt value")
+
+// dec reads what enc wrote; the first failure sticks in err and every
+// later read returns zero, so callers check err once at the end.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail() {
+	if d.err == nil {
+		d.err = errCorrupt
+	}
+	d.b = nil
+}
+
+func (d *dec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) int() int { return int(d.varint()) }
+
+func (d *dec) time() time.Time { return nanosTime(d.varint()) }
+
+func (d *dec) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *dec) str() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *dec) outcome() data.Outcome {
+	c := d.byte()
+	if int(c) >= len(outcomeByCode) {
+		d.fail()
+		return ""
+	}
+	return outcomeByCode[c]
+}
+
+// done reports the sticky error, and trailing bytes as corruption.
+func (d *dec) done(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorrupt
+	}
+	if d.err != nil {
+		return fmt.Errorf("%w: %s", d.err, what)
+	}
+	return nil
+}
+
+// Domain state flags.
+const (
+	flagHTTPSKnown = 1 << iota
+	flagHTTPS
+	flagIPv6Known
+	flagIPv6
+	flagOptedOut
+	flagFollowedIn
+	flagSeeded
+)
+
+func encodeState(buf []byte, s *data.DomainState) []byte {
+	var f uint64
+	if s.HTTPS != nil {
+		f |= flagHTTPSKnown
+		if *s.HTTPS {
+			f |= flagHTTPS
+		}
+	}
+	if s.IPv6 != nil {
+		f |= flagIPv6Known
+		if *s.IPv6 {
+			f |= flagIPv6
+		}
+	}
+	if s.OptedOut {
+		f |= flagOptedOut
+	}
+	if s.FollowedIn {
+		f |= flagFollowedIn
+	}
+	if s.Seeded {
+		f |= flagSeeded
+	}
+	e := enc{buf[:0]}
+	e.uvarint(f)
+	e.str(s.Name)
+	e.time(s.FirstSeen)
+	e.time(s.LastVisit)
+	e.varint(int64(s.LastStatus))
+	e.outcome(s.LastOutcome)
+	e.varint(s.ASN)
+	e.str(s.NetworkOperator)
+	e.uvarint(uint64(s.Failures))
+	e.time(s.RetryAt)
+	return e.b
+}
+
+func decodeState(id uint32, b []byte, s *data.DomainState) error {
+	d := dec{b: b}
+	f := d.uvarint()
+	*s = data.DomainState{ID: id}
+	s.Name = d.str()
+	s.FirstSeen = d.time()
+	s.LastVisit = d.time()
+	s.LastStatus = d.int()
+	s.LastOutcome = d.outcome()
+	s.ASN = d.varint()
+	s.NetworkOperator = d.str()
+	s.Failures = int(d.uvarint())
+	s.RetryAt = d.time()
+	if f&flagHTTPSKnown != 0 {
+		v := f&flagHTTPS != 0
+		s.HTTPS = &v
+	}
+	if f&flagIPv6Known != 0 {
+		v := f&flagIPv6 != 0
+		s.IPv6 = &v
+	}
+	s.OptedOut = f&flagOptedOut != 0
+	s.FollowedIn = f&flagFollowedIn != 0
+	s.Seeded = f&flagSeeded != 0
+	return d.done(fmt.Sprintf("domain state of id %d", id))
+}
+
+// edge is one out-edge as kept in a source's adjacency value.
+type edge struct {
+	dst      uint32
+	first    int64 // unix nanos
+	last     int64
+	nofollow bool
+	sitewide bool
+	words    []string
+}
+
+const (
+	edgeNofollow = 1 << iota
+	edgeSitewide
+)
+
+// encodeAdj writes a source's out-edges, sorted by dst. Destination ids
+// are stored as deltas from the previous one and times as offsets from the
+// newest last_seen, so an edge seen in the last visit costs a few bytes
+// plus its words.
+func encodeAdj(buf []byte, edges []edge) []byte {
+	var base int64
+	for i := range edges {
+		base = max(base, edges[i].last)
+	}
+	e := enc{buf[:0]}
+	e.uvarint(uint64(len(edges)))
+	e.varint(base)
+	var prev uint32
+	for i := range edges {
+		ed := &edges[i]
+		e.uvarint(uint64(ed.dst - prev))
+		prev = ed.dst
+		var f byte
+		if ed.nofollow {
+			f |= edgeNofollow
+		}
+		if ed.sitewide {
+			f |= edgeSitewide
+		}
+		e.byte(f)
+		e.varint(base - ed.first)
+		e.varint(base - ed.last)
+		e.uvarint(uint64(len(ed.words)))
+		for _, w := range ed.words {
+			e.str(w)
+		}
+	}
+	return e.b
+}
+
+// decodeAdj appends src's edges from b to out.
+func decodeAdj(src uint32, b []byte, out []edge) ([]edge, error) {
+	d := dec{b: b}
+	n := d.uvarint()
+	if n > uint64(len(b)) { // every edge takes at least one byte
+		return out, fmt.Errorf("%w: edge count of id %d", errCorrupt, src)
+	}
+	base := d.varint()
+	var prev uint32
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		var ed edge
+		delta := d.uvarint()
+		if delta > uint64(^uint32(0)-prev) || (i > 0 && delta == 0) {
+			d.fail()
+			break
+		}
+		ed.dst = prev + uint32(delta)
+		prev = ed.dst
+		f := d.byte()
+		ed.nofollow = f&edgeNofollow != 0
+		ed.sitewide = f&edgeSitewide != 0
+		ed.first = base - d.varint()
+		ed.last = base - d.varint()
+		nw := d.uvarint()
+		if nw > uint64(len(d.b)) {
+			d.fail()
+			break
+		}
+		if nw > 0 {
+			ed.words = make([]string, nw)
+			for j := range ed.words {
+				ed.words[j] = d.str()
+			}
+		}
+		out = append(out, ed)
+	}
+	return out, d.done(fmt.Sprintf("edges of id %d", src))
+}
+
+func encodeVisit(buf []byte, v *data.VisitResult) []byte {
+	e := enc{buf[:0]}
+	e.time(v.FinishedAt)
+	e.time(v.RobotsReadAt)
+	e.varint(int64(v.RobotsStatus))
+	e.outcome(v.Outcome)
+	e.varint(int64(v.HTTPStatus))
+	e.varint(int64(v.Pages))
+	e.varint(v.Bytes)
+	e.str(v.Error)
+	return e.b
+}
+
+func decodeVisit(key, b []byte, v *data.VisitLogEntry) error {
+	if len(key) != len(prefixVisit)+12 {
+		return fmt.Errorf("%w: visit key %q", errCorrupt, key)
+	}
+	*v = data.VisitLogEntry{
+		DomainID:  binary.BigEndian.Uint32(key[2:6]),
+		StartedAt: nanosTime(int64(binary.BigEndian.Uint64(key[6:]))),
+	}
+	d := dec{b: b}
+	v.FinishedAt = d.time()
+	v.RobotsReadAt = d.time()
+	v.RobotsStatus = d.int()
+	v.Outcome = d.outcome()
+	v.HTTPStatus = d.int()
+	v.Pages = d.int()
+	v.Bytes = d.varint()
+	v.Error = d.str()
+	return d.done(fmt.Sprintf("visit of id %d", v.DomainID))
+}
+
+// Removal is one entry of the removal list: a domain whose owner proved
+// control and asked to be left out. It never returns to the store.
+type Removal struct {
+	Name   string
+	Reason string
+	Proof  string
+	At     time.Time
+}
+
+func encodeRemoval(r *Removal) []byte {
+	e := enc{}
+	e.time(r.At)
+	e.str(r.Reason)
+	e.str(r.Proof)
+	return e.b
+}
+
+func decodeRemoval(name string, b []byte) (Removal, error) {
+	d := dec{b: b}
+	r := Removal{Name: name}
+	r.At = d.time()
+	r.Reason = d.str()
+	r.Proof = d.str()
+	return r, d.done("removal of " + name)
+}

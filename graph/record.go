@@ -1,0 +1,308 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// VisitError says which visit of a RecordVisits batch was refused; the
+// batch wrote nothing. errors.Is(err, ErrRemoved) tells a visit of a
+// removed domain, which the crawler drops before trying again.
+type VisitError struct {
+	Index  int // in the batch
+	Domain string
+	Err    error
+}
+
+func (e *VisitError) Error() string {
+	return fmt.Sprintf("graph: visit %d (%q): %v", e.Index, e.Domain, e.Err)
+}
+
+func (e *VisitError) Unwrap() error { return e.Err }
+
+// RecordVisit writes one visit, all or nothing.
+func (s *Store) RecordVisit(v *data.VisitResult) error {
+	return s.RecordVisits([]*data.VisitResult{v})
+}
+
+// RecordVisits writes several visits in one transaction, all or nothing.
+// Visits are applied in order, so two visits of one domain in a batch end
+// in the state of the later one.
+//
+// The rules (DESIGN.md, "Behaviour a site owner can see"):
+//   - links: each Dst is normalised; invalid ones, links within the visited
+//     domain and links to removed domains are dropped; duplicates merge
+//     (nofollow only if all were, sitewide if any was, words united up to
+//     data.MaxWordsPerLink); unknown targets become never-visited domains;
+//     a followed link marks its target FollowedIn.
+//   - edges: a complete ok or moved visit replaces the domain's out-edges
+//     (first_seen kept for edges that persist); a partial one (or one not
+//     Complete) adds to them; visits that read no page leave them alone.
+//   - state: last visit, status and outcome; HTTPS, IPv6, ASN, network
+//     operator when known; OptedOut when robots.txt was read; consecutive
+//     failures and the retry time from data.RetryDelay.
+//   - one visit-log entry per visit.
+func (s *Store) RecordVisits(vs []*data.VisitResult) error {
+	for i, v := range vs {
+		if err := validateVisit(v); err != nil {
+			name := ""
+			if v != nil {
+				name = v.Domain
+			}
+			return &VisitError{Index: i, Domain: name, Err: err}
+		}
+	}
+	if err := s.lockWrite(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.write(func(b *batch) error {
+		for i, v := range vs {
+			if err := b.record(v); err != nil {
+				return &VisitError{Index: i, Domain: v.Domain, Err: err}
+			}
+		}
+		return nil
+	})
+}
+
+func validateVisit(v *data.VisitResult) error {
+	if v == nil {
+		return errors.New("nil visit")
+	}
+	if err := checkNormal(v.Domain); err != nil {
+		return err
+	}
+	if !v.Outcome.Valid() {
+		return fmt.Errorf("unknown outcome %q", v.Outcome)
+	}
+	if v.StartedAt.IsZero() {
+		return errors.New("no start time")
+	}
+	return nil
+}
+
+// readsPages reports whether a visit with this outcome read pages, so that
+// its links count.
+func readsPages(o data.Outcome) bool {
+	return o == data.OutcomeOK || o == data.OutcomeMoved || o == data.OutcomePartial
+}
+
+func (b *batch) record(v *data.VisitResult) error {
+	if _, gone := b.s.removed[v.Domain]; gone {
+		return ErrRemoved
+	}
+	src, _, err := b.lookupOrCreate(v.Domain, v.StartedAt)
+	if err != nil {
+		return err
+	}
+	st, err := b.state(src)
+	if err != nil {
+		return err
+	}
+	applyVisit(st, v)
+	b.dirty[src] = struct{}{}
+
+	if readsPages(v.Outcome) {
+		links, err := b.links(src, v)
+		if err != nil {
+			return err
+		}
+		for i := range links {
+			if !links[i].nofollow {
+				if err := b.markFollowed(links[i].dst); err != nil {
+					return err
+				}
+			}
+		}
+		old, err := b.edges(src)
+		if err != nil {
+			return err
+		}
+		t := timeNanos(v.StartedAt)
+		if v.Complete && v.Outcome != data.OutcomePartial {
+			b.setEdges(src, replaceEdges(old, links, t))
+		} else {
+			b.setEdges(src, addEdges(old, links, t))
+		}
+	}
+	return b.set(visitKey(src, v.StartedAt), encodeVisit(nil, v))
+}
+
+// applyVisit updates a domain's state with what a visit learnt.
+func applyVisit(st *data.DomainState, v *data.VisitResult) {
+	prev := st.LastOutcome
+	st.LastVisit = v.StartedAt
+	st.LastStatus = v.HTTPStatus
+	st.LastOutcome = v.Outcome
+	if v.HTTPS != nil {
+		b := *v.HTTPS
+		st.HTTPS = &b
+	}
+	if v.IPv6 != nil {
+		b := *v.IPv6
+		st.IPv6 = &b
+	}
+	if v.ASN != 0 {
+		st.ASN = v.ASN
+	}
+	if v.NetworkOperator != "" {
+		st.NetworkOperator = v.NetworkOperator
+	}
+	switch {
+	case v.Outcome == data.OutcomeOptedOut:
+		st.OptedOut = true
+	case v.RobotsStatus != 0:
+		st.OptedOut = v.OptedOut
+	}
+	if v.Outcome.IsFailure() {
+		if prev == v.Outcome {
+			st.Failures++
+		} else {
+			st.Failures = 1
+		}
+		st.RetryAt = v.StartedAt.Add(data.RetryDelay(v.Outcome, st.Failures, v.RetryAfter))
+	} else {
+		st.Failures = 0
+		st.RetryAt = time.Time{}
+	}
+}
+
+// links turns a visit's links into edges sorted by dst, one per target,
+// with first and last seen unset.
+func (b *batch) links(src uint32, v *data.VisitResult) ([]edge, error) {
+	out := make([]edge, 0, len(v.Links))
+	for i := range v.Links {
+		l := &v.Links[i]
+		dst, ok, err := b.target(l.Dst, v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || dst == src {
+			continue
+		}
+		out = append(out, edge{dst: dst, nofollow: l.Nofollow, sitewide: l.Sitewide, words: l.Words})
+	}
+	// Stable, so that merged words keep the order they were seen in.
+	slices.SortStableFunc(out, func(a, b edge) int { return cmpID(a.dst, b.dst) })
+	merged := out[:0]
+	for i := range out {
+		e := out[i]
+		if n := len(merged); n > 0 && merged[n-1].dst == e.dst {
+			m := &merged[n-1]
+			m.nofollow = m.nofollow && e.nofollow
+			m.sitewide = m.sitewide || e.sitewide
+			m.words = unionWords(m.words, e.words)
+			continue
+		}
+		e.words = unionWords(nil, e.words)
+		merged = append(merged, e)
+	}
+	return merged, nil
+}
+
+// target resolves a link's Dst to a domain id, creating the domain when
+// unknown. ok is false for a link to drop: not a registrable domain, or
+// removed. A name found in the cache is already normalised, which spares
+// Normalize for most links.
+func (b *batch) target(dst string, v *data.VisitResult) (uint32, bool, error) {
+	if id, ok := b.s.ids[dst]; ok {
+		return id, true, nil
+	}
+	name, err := Normalize(dst)
+	if err != nil {
+		return 0, false, nil
+	}
+	if name == v.Domain {
+		return 0, false, nil
+	}
+	if _, gone := b.s.removed[name]; gone {
+		return 0, false, nil
+	}
+	id, _, err := b.lookupOrCreate(name, v.StartedAt)
+	return id, err == nil, err
+}
+
+func cmpID(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unionWords appends the words of add missing from have, skipping empty
+// ones, up to data.MaxWordsPerLink. It never changes have's backing array
+// in place when have came from the caller's link (it copies first).
+func unionWords(have, add []string) []string {
+	out := have
+	copied := false
+	for _, w := range add {
+		if len(out) >= data.MaxWordsPerLink {
+			break
+		}
+		if w == "" || slices.Contains(out, w) {
+			continue
+		}
+		if !copied {
+			out = append(make([]string, 0, min(len(out)+len(add), data.MaxWordsPerLink)), out...)
+			copied = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// replaceEdges is a complete visit's edge set: links, keeping first_seen of
+// the edges that were there before.
+func replaceEdges(old, links []edge, t int64) []edge {
+	out := make([]edge, len(links))
+	j := 0
+	for i, l := range links {
+		for j < len(old) && old[j].dst < l.dst {
+			j++
+		}
+		l.first, l.last = t, t
+		if j < len(old) && old[j].dst == l.dst {
+			l.first = old[j].first
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// addEdges merges a partial visit's links into the old set: an edge seen
+// again keeps its first_seen, is nofollow only if it was and still is all
+// nofollow, sitewide if it was or is, and unites its words.
+func addEdges(old, links []edge, t int64) []edge {
+	out := make([]edge, 0, len(old)+len(links))
+	i, j := 0, 0
+	for i < len(old) || j < len(links) {
+		switch {
+		case j == len(links) || (i < len(old) && old[i].dst < links[j].dst):
+			out = append(out, old[i])
+			i++
+		case i == len(old) || links[j].dst < old[i].dst:
+			l := links[j]
+			l.first, l.last = t, t
+			out = append(out, l)
+			j++
+		default:
+			o, l := old[i], links[j]
+			o.last = t
+			o.nofollow = o.nofollow && l.nofollow
+			o.sitewide = o.sitewide || l.sitewide
+			o.words = unionWords(o.words, l.words)
+			out = append(out, o)
+			i++
+			j++
+		}
+	}
+	return out
+}

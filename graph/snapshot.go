@@ -1,0 +1,144 @@
+package graph
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// Snapshot is a consistent, read-only view of the store at one moment: a
+// Badger read transaction, so every visit is wholly in it or wholly out.
+// Its methods may be called in any order, several times; a Snapshot is
+// meant for one goroutine at a time.
+type Snapshot struct {
+	txn        *badger.Txn
+	numDomains uint32
+	once       sync.Once
+}
+
+// Snapshot opens a consistent read view of the whole store. Close it
+// (before closing the store).
+func (s *Store) Snapshot() (*Snapshot, error) {
+	txn := s.db.NewTransaction(false)
+	n, err := readNextID(txn)
+	if err != nil {
+		txn.Discard()
+		return nil, fmt.Errorf("graph: snapshot: %w", err)
+	}
+	return &Snapshot{txn: txn, numDomains: n}, nil
+}
+
+// NumDomains is one more than the largest domain id. Ids of removed
+// domains stay unused, so there may be fewer domains than this.
+func (sn *Snapshot) NumDomains() uint32 { return sn.numDomains }
+
+// scan calls fn with each key and value under prefix, in key order.
+func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) error {
+	it := sn.txn.NewIterator(badger.IteratorOptions{
+		PrefetchValues: true,
+		PrefetchSize:   256,
+		Prefix:         []byte(prefix),
+	})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if err := item.Value(func(v []byte) error { return fn(k, v) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Domains calls fn for every domain in id order. fn may keep the record.
+func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
+	return sn.scan(prefixDomain, func(k, v []byte) error {
+		id, err := idFromKey(k)
+		if err != nil {
+			return err
+		}
+		st := new(data.DomainState)
+		if err := decodeState(id, v, st); err != nil {
+			return err
+		}
+		return fn(st)
+	})
+}
+
+// Edges calls fn for every edge in (src id, dst id) order. fn may keep
+// the record.
+func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error {
+	var buf []edge
+	return sn.scan(prefixAdj, func(k, v []byte) error {
+		src, err := idFromKey(k)
+		if err != nil {
+			return err
+		}
+		buf, err = decodeAdj(src, v, buf[:0])
+		if err != nil {
+			return err
+		}
+		for i := range buf {
+			e := &buf[i]
+			if err := fn(&data.EdgeRecord{
+				SrcID:     src,
+				DstID:     e.dst,
+				FirstSeen: nanosTime(e.first),
+				LastSeen:  nanosTime(e.last),
+				Nofollow:  e.nofollow,
+				Sitewide:  e.sitewide,
+				Words:     e.words,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Visits calls fn for every visit-log entry in (domain id, started at)
+// order. fn may keep the record.
+func (sn *Snapshot) Visits(fn func(*data.VisitLogEntry) error) error {
+	return sn.scan(prefixVisit, func(k, v []byte) error {
+		e := new(data.VisitLogEntry)
+		if err := decodeVisit(k, v, e); err != nil {
+			return err
+		}
+		return fn(e)
+	})
+}
+
+// Removed calls fn for every entry of the removal list, in name order.
+func (sn *Snapshot) Removed(fn func(Removal) error) error {
+	return eachRemoval(sn.txn, fn)
+}
+
+func eachRemoval(txn *badger.Txn, fn func(Removal) error) error {
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, Prefix: []byte(prefixRemoved)})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		name := string(item.Key()[len(prefixRemoved):])
+		var r Removal
+		if err := item.Value(func(v []byte) error {
+			var err error
+			r, err = decodeRemoval(name, v)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close releases the view. Closing twice is harmless.
+func (sn *Snapshot) Close() error {
+	sn.once.Do(sn.txn.Discard)
+	return nil
+}

@@ -1,0 +1,253 @@
+package graph
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openMem(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open("", Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openDir(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// dump is everything a snapshot shows, for comparing whole stores.
+type dump struct {
+	N        uint32
+	Domains  []data.DomainState
+	Edges    []data.EdgeRecord
+	Visits   []data.VisitLogEntry
+	Removals []Removal
+}
+
+func dumpStore(t testing.TB, s *Store) dump {
+	t.Helper()
+	sn, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	return dumpSnapshot(t, sn)
+}
+
+func dumpSnapshot(t testing.TB, sn *Snapshot) dump {
+	t.Helper()
+	d := dump{N: sn.NumDomains()}
+	must(t, sn.Domains(func(st *data.DomainState) error { d.Domains = append(d.Domains, *st); return nil }))
+	must(t, sn.Edges(func(e *data.EdgeRecord) error { d.Edges = append(d.Edges, *e); return nil }))
+	must(t, sn.Visits(func(v *data.VisitLogEntry) error { d.Visits = append(d.Visits, *v); return nil }))
+	must(t, sn.Removed(func(r Removal) error { d.Removals = append(d.Removals, r); return nil }))
+	return d
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func domain(t testing.TB, s *Store, name string) data.DomainState {
+	t.Helper()
+	st, ok, err := s.Domain(name)
+	if err != nil || !ok {
+		t.Fatalf("Domain(%q): %v, found %v", name, err, ok)
+	}
+	return st
+}
+
+// edgesOf lists name's out-edges as "dst" strings with flags, for tests.
+func edgesOf(t testing.TB, s *Store, name string) map[string]data.EdgeRecord {
+	t.Helper()
+	d := dumpStore(t, s)
+	names := map[uint32]string{}
+	for _, st := range d.Domains {
+		names[st.ID] = st.Name
+	}
+	out := map[string]data.EdgeRecord{}
+	for _, e := range d.Edges {
+		if names[e.SrcID] == name {
+			out[names[e.DstID]] = e
+		}
+	}
+	return out
+}
+
+func visit(name string, at time.Time, o data.Outcome, links ...data.Link) *data.VisitResult {
+	return &data.VisitResult{
+		Domain: name, StartedAt: at, FinishedAt: at.Add(time.Minute),
+		RobotsReadAt: at, RobotsStatus: 200, Outcome: o, HTTPStatus: 200,
+		Pages: 3, Bytes: 1000, Complete: o == data.OutcomeOK || o == data.OutcomeMoved,
+		Links: links,
+	}
+}
+
+func link(dst string, words ...string) data.Link { return data.Link{Dst: dst, Words: words} }
+
+func TestOpenRecordSnapshot(t *testing.T) {
+	s := openMem(t)
+	must(t, s.AddDomains([]string{"a.example", "b.example"}, t0, true))
+	must(t, s.RecordVisit(visit("a.example", t0.Add(time.Hour), data.OutcomeOK,
+		link("www.b.example", "cats"), link("https://c.example/x", "dogs"))))
+
+	d := dumpStore(t, s)
+	if d.N != 3 || len(d.Domains) != 3 {
+		t.Fatalf("NumDomains %d, %d domains; want 3, 3", d.N, len(d.Domains))
+	}
+	for i, name := range []string{"a.example", "b.example", "c.example"} {
+		if d.Domains[i].ID != uint32(i) || d.Domains[i].Name != name {
+			t.Errorf("domain %d = %d %q, want %q", i, d.Domains[i].ID, d.Domains[i].Name, name)
+		}
+	}
+	c := d.Domains[2]
+	if !c.FirstSeen.Equal(t0.Add(time.Hour)) || c.Visited() || !c.FollowedIn || c.Seeded {
+		t.Errorf("new target state %+v", c)
+	}
+	want := []data.EdgeRecord{
+		{SrcID: 0, DstID: 1, FirstSeen: t0.Add(time.Hour), LastSeen: t0.Add(time.Hour), Words: []string{"cats"}},
+		{SrcID: 0, DstID: 2, FirstSeen: t0.Add(time.Hour), LastSeen: t0.Add(time.Hour), Words: []string{"dogs"}},
+	}
+	if !reflect.DeepEqual(d.Edges, want) {
+		t.Errorf("edges\n%+v\nwant\n%+v", d.Edges, want)
+	}
+	if len(d.Visits) != 1 || d.Visits[0].DomainID != 0 || d.Visits[0].Outcome != data.OutcomeOK ||
+		!d.Visits[0].StartedAt.Equal(t0.Add(time.Hour)) || d.Visits[0].Pages != 3 {
+		t.Errorf("visits %+v", d.Visits)
+	}
+	a := domain(t, s, "a.example")
+	if !a.Seeded || !a.LastVisit.Equal(t0.Add(time.Hour)) || a.LastStatus != 200 || a.LastOutcome != data.OutcomeOK {
+		t.Errorf("visited state %+v", a)
+	}
+	if _, ok, err := s.Domain("zzz.example"); ok || err != nil {
+		t.Errorf("unknown domain: found %v, %v", ok, err)
+	}
+	if st, ok, err := s.DomainByID(1); !ok || err != nil || st.Name != "b.example" {
+		t.Errorf("DomainByID(1) = %+v, %v, %v", st, ok, err)
+	}
+}
+
+func TestAddDomains(t *testing.T) {
+	s := openMem(t)
+	must(t, s.AddDomains([]string{"a.example", "b.example"}, t0, false))
+	must(t, s.AddDomains([]string{"b.example", "c.example"}, t0.Add(time.Hour), true))
+	a, b, c := domain(t, s, "a.example"), domain(t, s, "b.example"), domain(t, s, "c.example")
+	if a.Seeded || !b.Seeded || !c.Seeded {
+		t.Errorf("seeded: a %v b %v c %v", a.Seeded, b.Seeded, c.Seeded)
+	}
+	if !b.FirstSeen.Equal(t0) || !c.FirstSeen.Equal(t0.Add(time.Hour)) {
+		t.Errorf("first seen: b %v c %v", b.FirstSeen, c.FirstSeen)
+	}
+	if a.ID != 0 || b.ID != 1 || c.ID != 2 {
+		t.Errorf("ids %d %d %d", a.ID, b.ID, c.ID)
+	}
+	err := s.AddDomains([]string{"d.example", "www.e.example"}, t0, false)
+	if !errors.Is(err, ErrInvalidDomain) {
+		t.Fatalf("non-normalised name: %v", err)
+	}
+	if _, ok, _ := s.Domain("d.example"); ok {
+		t.Error("a refused AddDomains wrote something")
+	}
+}
+
+func TestPersistence(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	must(t, s.AddDomains([]string{"a.example"}, t0, true))
+	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("b.example", "x"))))
+	must(t, s.RemoveDomain("gone.example", "owner asked", "dns", t0))
+	before := dumpStore(t, s)
+	must(t, s.Close())
+	must(t, s.Close()) // twice is harmless
+
+	s = openDir(t, dir)
+	defer s.Close()
+	if after := dumpStore(t, s); !reflect.DeepEqual(before, after) {
+		t.Fatalf("after reopen\n%+v\nwant\n%+v", after, before)
+	}
+	// Ids go on densely after a reopen.
+	must(t, s.AddDomains([]string{"c.example"}, t0, false))
+	if c := domain(t, s, "c.example"); c.ID != 2 {
+		t.Errorf("id after reopen %d, want 2", c.ID)
+	}
+	if err := s.RecordVisit(visit("gone.example", t0, data.OutcomeOK)); !errors.Is(err, ErrRemoved) {
+		t.Errorf("removed after reopen: %v", err)
+	}
+}
+
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	defer s.Close()
+	_, err := Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second Open: %v; want ErrLocked naming %s", err, dir)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	must(t, os.WriteFile(file, []byte("x"), 0o644))
+	if _, err := Open(filepath.Join(file, "store"), Options{}); err == nil {
+		t.Error("Open under a regular file succeeded")
+	}
+}
+
+func TestFormatVersion(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	must(t, s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(keyFormat, []byte{FormatVersion + 1})
+	}))
+	must(t, s.Close())
+	_, err := Open(dir, Options{})
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
+		t.Fatalf("newer format: %v", err)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	must(t, s.AddDomains([]string{"a.example"}, t0, false))
+	must(t, s.Close())
+	ro, err := Open(dir, Options{ReadOnly: true})
+	must(t, err)
+	defer ro.Close()
+	domain(t, ro, "a.example")
+	if err := ro.AddDomains([]string{"b.example"}, t0, false); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("write on read-only store: %v", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	s := openMem(t)
+	must(t, s.Close())
+	if err := s.RecordVisit(visit("a.example", t0, data.OutcomeOK)); !errors.Is(err, ErrClosed) {
+		t.Errorf("RecordVisit after Close: %v", err)
+	}
+}
