@@ -35,7 +35,7 @@ func Parse(body []byte) *Robots {
 	body, r.truncated = limit(body)
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 
-	var cur *group     // the group lines are added to; nil before any user-agent
+	var cur *group    // the group lines are added to; nil before any user-agent
 	inAgents := false // the last user-agent, rule or crawl-delay line was a user-agent line
 	for len(body) > 0 {
 		var line []byte
@@ -193,16 +193,20 @@ func isStar(value string) bool {
 	return value == "*" || (len(value) > 1 && value[0] == '*' && strings.IndexByte(asciiSpace, value[1]) >= 0)
 }
 
-// productToken returns the product token a user-agent value names, in lower
-// case: its leading run of letters, "-" and "_" (RFC 9309's identifier), so
-// that "MapTheNetBot/1.0" names "mapthenetbot".
-func productToken(value string) string {
+// ProductToken returns the product token a user-agent value names: its
+// leading run of letters, "-" and "_" (RFC 9309's identifier), so that
+// "MapTheNetBot/1.0 (+https://...)" names "MapTheNetBot". It is "" when the
+// value starts with anything else.
+func ProductToken(value string) string {
 	i := 0
 	for i < len(value) && isTokenByte(value[i]) {
 		i++
 	}
-	return strings.ToLower(value[:i])
+	return value[:i]
 }
+
+// productToken is ProductToken in lower case, the form tokens are compared in.
+func productToken(value string) string { return strings.ToLower(ProductToken(value)) }
 
 func isTokenByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_'
