@@ -222,7 +222,7 @@ func classify(ctx context.Context, err error) *Error {
 		return &Error{Kind: KindDNS, Err: err}
 	case errors.As(err, &certErr), errors.As(err, &recErr), errors.As(err, &alert),
 		errors.As(err, &x509Unknown), errors.As(err, &x509Host), errors.As(err, &x509Invalid),
-		strings.Contains(err.Error(), "tls: "):
+		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return &Error{Kind: KindTLS, Err: err}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return &Error{Kind: KindTimeout, Err: err}

@@ -1,0 +1,158 @@
+package crawl
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// Defaults (DESIGN.md, "Behaviour a site owner can see").
+const (
+	DefaultUserAgent       = "MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)"
+	DefaultRobotsToken     = "MapTheNetBot"
+	DefaultMinDelay        = time.Second
+	DefaultConnectTimeout  = 10 * time.Second
+	DefaultResponseTimeout = 30 * time.Second
+	DefaultMaxBody         = 1024 * 1024
+	DefaultMaxRedirects    = 5
+	DefaultSitesInFlight   = 1000
+	DefaultMaxConns        = 2000
+)
+
+// Platform is a shared server: every registrable domain equal to or under
+// Suffix shares one pace of one request per Gap (alice.neocities.org is its
+// own registrable domain through the Public Suffix List's private section,
+// yet all of them are one server to be kind to).
+type Platform struct {
+	Suffix string
+	Gap    time.Duration
+}
+
+// DefaultPlatforms is the built-in platform table.
+var DefaultPlatforms = []Platform{
+	{Suffix: "neocities.org", Gap: 2 * time.Second},
+}
+
+// ParsePlatform reads SUFFIX=DURATION ("neocities.org=2s").
+func ParsePlatform(s string) (Platform, error) {
+	suffix, d, ok := strings.Cut(s, "=")
+	gap, err := time.ParseDuration(d)
+	if !ok || err != nil || gap <= 0 || suffix == "" {
+		return Platform{}, fmt.Errorf("platform %q: want SUFFIX=DURATION, such as neocities.org=2s", s)
+	}
+	return Platform{Suffix: strings.ToLower(strings.Trim(suffix, ".")), Gap: gap}, nil
+}
+
+// Options configure a crawl. Zero values take the defaults above.
+type Options struct {
+	// What a site owner sees.
+	UserAgent   string
+	RobotsToken string
+	MinDelay    time.Duration // least gap between request starts per site; 0 with MinDelaySet: none (tests, benchmarks)
+	MinDelaySet bool          // MinDelay was given explicitly (0 allowed)
+	IPDelay     time.Duration // >0: all sites on one IP address share a pace
+	Platforms   []Platform    // nil: DefaultPlatforms
+
+	// Network.
+	ConnectTo       []fetch.ConnectTo
+	CACertFile      string
+	Resolver        fetch.Resolver // nil: the system resolver
+	ConnectTimeout  time.Duration
+	ResponseTimeout time.Duration
+	MaxBody         int64
+	MaxRedirects    int
+	MaxConns        int // open connections at once, whole crawl
+	// Sign signs each request (Web Bot Auth). Run loads or creates the key
+	// in KeysDir when Sign is nil and KeysDir is set.
+	Sign    func(*http.Request) error
+	KeysDir string
+
+	// ASN maps addresses to network operators; nil: unknown.
+	ASN *ASNDB
+
+	// The loop.
+	DataDir          string   // where rebuilds/current/schedule.parquet is read
+	Seeds            []string // seed files
+	Exclude          []string // files of domains never crawled
+	UntilIdle        bool
+	MaxDuration      time.Duration
+	MaxSites         int // visits to start at most; 0: no limit
+	MinInDomains     int // a domain found in this run is visited once this many domains link to it
+	SitesInFlight    int // visits at once
+	Tiers            data.TierTable
+	Now              time.Time // as-of time for what is due; zero: the clock
+	IdleRecheck      time.Duration
+	Progress         io.Writer // periodic counts; nil: none
+	ProgressInterval time.Duration
+
+	Clock  clockwork.Clock
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	x := *o
+	if x.UserAgent == "" {
+		x.UserAgent = DefaultUserAgent
+	}
+	if x.RobotsToken == "" {
+		x.RobotsToken = DefaultRobotsToken
+	}
+	if x.MinDelay == 0 && !x.MinDelaySet {
+		x.MinDelay = DefaultMinDelay
+	}
+	if x.Platforms == nil {
+		x.Platforms = DefaultPlatforms
+	}
+	if x.ConnectTimeout <= 0 {
+		x.ConnectTimeout = DefaultConnectTimeout
+	}
+	if x.ResponseTimeout <= 0 {
+		x.ResponseTimeout = DefaultResponseTimeout
+	}
+	if x.MaxBody <= 0 {
+		x.MaxBody = DefaultMaxBody
+	}
+	if x.MaxRedirects <= 0 {
+		x.MaxRedirects = DefaultMaxRedirects
+	}
+	if x.MaxConns <= 0 {
+		x.MaxConns = DefaultMaxConns
+	}
+	if x.SitesInFlight <= 0 {
+		x.SitesInFlight = DefaultSitesInFlight
+	}
+	if x.Tiers == nil {
+		x.Tiers = data.DefaultTiers
+	}
+	if x.IdleRecheck <= 0 {
+		x.IdleRecheck = time.Minute
+	}
+	if x.ProgressInterval <= 0 {
+		x.ProgressInterval = 5 * time.Second
+	}
+	if x.Clock == nil {
+		x.Clock = clockwork.NewRealClock()
+	}
+	if x.Logger == nil {
+		x.Logger = slog.New(slog.DiscardHandler)
+	}
+	return x
+}
+
+// platformOf returns the platform a domain belongs to, if any.
+func (o *Options) platformOf(domain string) (Platform, bool) {
+	for _, p := range o.Platforms {
+		if domain == p.Suffix || strings.HasSuffix(domain, "."+p.Suffix) {
+			return p, true
+		}
+	}
+	return Platform{}, false
+}
