@@ -1,0 +1,95 @@
+package crawl
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+// recorder writes finished visits to the store from one goroutine, several
+// per transaction when they arrive faster than they are written (a store
+// write per visit would cap a fast crawl). A visit the store refuses
+// because its domain was removed meanwhile is dropped; the others are
+// written again without it.
+type recorder struct {
+	store  Store
+	log    *slog.Logger
+	in     chan *data.VisitResult
+	wg     sync.WaitGroup
+	once   sync.Once
+	mu     sync.Mutex
+	err    error
+	closed bool
+}
+
+const recordBatch = 256
+
+func newRecorder(s Store, log *slog.Logger) *recorder {
+	r := &recorder{store: s, log: log, in: make(chan *data.VisitResult, recordBatch)}
+	r.wg.Add(1)
+	go r.loop()
+	return r
+}
+
+func (r *recorder) add(v *data.VisitResult) { r.in <- v }
+
+func (r *recorder) loop() {
+	defer r.wg.Done()
+	for v := range r.in {
+		batch := []*data.VisitResult{v}
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case w, ok := <-r.in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, w)
+			default:
+				break more
+			}
+		}
+		r.write(batch)
+	}
+}
+
+func (r *recorder) write(batch []*data.VisitResult) {
+	for len(batch) > 0 {
+		err := r.store.RecordVisits(batch)
+		if err == nil {
+			return
+		}
+		var ve *graph.VisitError
+		if errors.As(err, &ve) && ve.Index >= 0 && ve.Index < len(batch) {
+			if errors.Is(err, graph.ErrRemoved) {
+				r.log.Info("visit dropped: domain removed", "domain", ve.Domain)
+			} else {
+				r.log.Error("visit not recorded", "domain", ve.Domain, "err", ve.Err)
+			}
+			batch = append(batch[:ve.Index:ve.Index], batch[ve.Index+1:]...)
+			continue
+		}
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = err
+		}
+		r.mu.Unlock()
+		r.log.Error("recording visits", "visits", len(batch), "err", err)
+		return
+	}
+}
+
+// close waits for every visit handed over to be written and returns the
+// first store error.
+func (r *recorder) close() error {
+	r.once.Do(func() {
+		close(r.in)
+		r.wg.Wait()
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

@@ -1,0 +1,351 @@
+package crawl
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+// Store is what the crawl needs of the link store (*graph.Store).
+type Store interface {
+	AddDomains(names []string, seen time.Time, seeded bool) error
+	RecordVisits(vs []*data.VisitResult) error
+	Domain(name string) (data.DomainState, bool, error)
+	IsRemoved(name string) (bool, error)
+}
+
+// Stats counts what a crawl did.
+type Stats struct {
+	Visits     int                  // recorded
+	Pages      int                  // pages read in recorded visits
+	Bytes      int64                // decoded bytes read in recorded visits
+	Outcomes   map[data.Outcome]int // recorded visits by outcome
+	Abandoned  int                  // visits dropped because the crawl stopped
+	Due        int                  // schedule rows due at the start
+	Seeds      int                  // seed domains read
+	Discovered int                  // new domains found by followed links
+	Elapsed    time.Duration
+}
+
+// Run crawls until nothing is due (UntilIdle), MaxSites visits were
+// started, MaxDuration has passed or ctx is cancelled: due domains from the
+// current schedule first, then seeds, then domains found during the run
+// (followed links only), most linking domains first. Each finished visit is
+// recorded in one write; a visit cut short by the stop is dropped whole.
+func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
+	o := opts.withDefaults()
+	stats := Stats{Outcomes: map[data.Outcome]int{}}
+	start := o.Clock.Now()
+	asOf := o.Now
+	if asOf.IsZero() {
+		asOf = start.UTC()
+	}
+	if o.Sign == nil && o.KeysDir != "" {
+		sign, err := loadSigner(o)
+		if err != nil {
+			return stats, err
+		}
+		o.Sign = sign
+	}
+	if o.Sign == nil {
+		return stats, errors.New("crawl: no request signer: every request must be signed (set KeysDir)")
+	}
+	c, err := NewCrawler(o)
+	if err != nil {
+		return stats, err
+	}
+
+	exclude := map[string]bool{}
+	for _, f := range o.Exclude {
+		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		if err != nil {
+			return stats, fmt.Errorf("--exclude: %w", err)
+		}
+		for _, b := range bad {
+			o.Logger.Warn("exclude entry skipped", "entry", b)
+		}
+		for _, d := range ds {
+			exclude[d] = true
+		}
+	}
+	var seeds []string
+	for _, f := range o.Seeds {
+		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		if err != nil {
+			return stats, fmt.Errorf("--seeds: %w", err)
+		}
+		for _, b := range bad {
+			o.Logger.Warn("seed skipped", "entry", b)
+		}
+		seeds = append(seeds, ds...)
+	}
+	stats.Seeds = len(seeds)
+	if len(seeds) > 0 {
+		if err := store.AddDomains(seeds, asOf, true); err != nil {
+			return stats, fmt.Errorf("crawl: adding seeds: %w", err)
+		}
+	}
+
+	if o.MaxDuration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.MaxDuration)
+		defer cancel()
+	}
+
+	l := &loop{c: c, o: o, store: store, stats: &stats, exclude: exclude,
+		started: map[string]bool{}, inDomains: map[string]int{}}
+	if err := l.loadSchedule(asOf); err != nil {
+		return stats, err
+	}
+	stats.Due = len(l.due)
+	l.seeds = seeds
+	err = l.run(ctx)
+	stats.Elapsed = o.Clock.Since(start)
+	return stats, err
+}
+
+func loadSigner(o Options) (func(*http.Request) error, error) {
+	kr, created, err := webbotauth.LoadOrCreate(o.KeysDir, o.Clock.Now())
+	if err != nil {
+		return nil, fmt.Errorf("crawl: signing key: %w", err)
+	}
+	if created {
+		msg := fmt.Sprintf("created a signing key in %s: publish its key directory (mapthenet keys directory) at %s before crawling the real web",
+			o.KeysDir, webbotauth.DefaultAgentURL)
+		o.Logger.Warn(msg)
+		if o.Progress != nil {
+			fmt.Fprintln(o.Progress, "crawl: "+msg)
+		}
+	}
+	s, err := webbotauth.NewSigner(kr, webbotauth.SignerOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("crawl: signing key: %w", err)
+	}
+	clock := o.Clock
+	return func(r *http.Request) error { return s.Sign(r, clock.Now()) }, nil
+}
+
+type loop struct {
+	c       *Crawler
+	o       Options
+	store   Store
+	stats   *Stats
+	exclude map[string]bool
+
+	due   []data.ScheduleRow
+	seeds []string
+	found foundQueue
+	// inDomains counts, per domain found this run, the distinct domains
+	// whose visits linked to it with a followed link.
+	inDomains map[string]int
+	started   map[string]bool // visited (or tried) in this run
+	nStarted  int
+}
+
+type job struct {
+	domain string
+	pages  int
+}
+
+type done struct {
+	job job
+	res *data.VisitResult
+	err error
+}
+
+func (l *loop) loadSchedule(asOf time.Time) error {
+	if l.o.DataDir == "" {
+		return nil
+	}
+	due, err := ReadDue(CurrentSchedule(l.o.DataDir), asOf)
+	if err != nil {
+		return err
+	}
+	l.due = due
+	return nil
+}
+
+// next picks the next domain to visit, or false when nothing is due.
+func (l *loop) next() (job, bool) {
+	for len(l.due) > 0 {
+		r := l.due[0]
+		l.due = l.due[1:]
+		if l.ok(r.Domain, false) {
+			return job{r.Domain, int(r.Pages)}, true
+		}
+	}
+	for len(l.seeds) > 0 {
+		d := l.seeds[0]
+		l.seeds = l.seeds[1:]
+		if l.ok(d, true) {
+			return job{d, 0}, true
+		}
+	}
+	for l.found.Len() > 0 {
+		e := heap.Pop(&l.found).(foundEntry)
+		if e.count != l.inDomains[e.domain] || e.count < max(1, l.o.MinInDomains) {
+			continue // a stale entry: a newer one carries the count
+		}
+		if l.ok(e.domain, true) {
+			return job{e.domain, 0}, true
+		}
+	}
+	return job{}, false
+}
+
+// ok says whether domain may be visited now. onlyNew: only if it was never
+// visited before (seeds and domains found this run).
+func (l *loop) ok(domain string, onlyNew bool) bool {
+	if l.started[domain] || l.exclude[domain] {
+		return false
+	}
+	if removed, err := l.store.IsRemoved(domain); err != nil || removed {
+		return false
+	}
+	if onlyNew {
+		st, found, err := l.store.Domain(domain)
+		if err != nil || (found && st.Visited()) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *loop) run(ctx context.Context) error {
+	results := make(chan done)
+	rec := newRecorder(l.store, l.o.Logger)
+	defer rec.close()
+	inflight := 0
+	stopping := false
+	var tick <-chan time.Time
+	if l.o.Progress != nil {
+		t := l.o.Clock.NewTicker(l.o.ProgressInterval)
+		defer t.Stop()
+		tick = t.Chan()
+	}
+	var idle <-chan time.Time
+	for {
+		for !stopping && inflight < l.o.SitesInFlight && (l.o.MaxSites <= 0 || l.nStarted < l.o.MaxSites) {
+			j, ok := l.next()
+			if !ok {
+				break
+			}
+			l.started[j.domain] = true
+			l.nStarted++
+			inflight++
+			go func() {
+				res, err := l.c.Visit(ctx, j.domain, j.pages)
+				results <- done{j, res, err}
+			}()
+		}
+		limitReached := l.o.MaxSites > 0 && l.nStarted >= l.o.MaxSites
+		if inflight == 0 {
+			if stopping || l.o.UntilIdle || limitReached {
+				break
+			}
+			if idle == nil {
+				// Nothing due: look again later (a rebuild may have written
+				// a new schedule).
+				idle = l.o.Clock.After(l.o.IdleRecheck)
+			}
+		}
+		select {
+		case d := <-results:
+			inflight--
+			l.finish(d, rec)
+		case <-ctx.Done():
+			stopping = true
+			idle = nil
+			if inflight == 0 {
+				return rec.close()
+			}
+			// In-flight visits see the same ctx and return ErrAbandoned.
+			for inflight > 0 {
+				d := <-results
+				inflight--
+				l.finish(d, rec)
+			}
+			return rec.close()
+		case <-idle:
+			idle = nil
+			if err := l.loadSchedule(l.o.Clock.Now().UTC()); err != nil {
+				l.o.Logger.Warn("schedule", "err", err)
+			}
+		case <-tick:
+			l.progress(inflight)
+		}
+	}
+	if l.o.Progress != nil {
+		l.progress(0)
+	}
+	return rec.close()
+}
+
+func (l *loop) progress(inflight int) {
+	s := l.stats
+	fmt.Fprintf(l.o.Progress, "crawl: %d visits (%d ok), %d pages, %d in flight, %d due, %d found\n",
+		s.Visits, s.Outcomes[data.OutcomeOK], s.Pages, inflight, len(l.due), l.found.Len())
+}
+
+func (l *loop) finish(d done, rec *recorder) {
+	if d.err != nil {
+		if errors.Is(d.err, ErrAbandoned) {
+			l.stats.Abandoned++
+			return
+		}
+		l.o.Logger.Error("visit", "domain", d.job.domain, "err", d.err)
+		return
+	}
+	r := d.res
+	rec.add(r)
+	l.stats.Visits++
+	l.stats.Pages += r.Pages
+	l.stats.Bytes += r.Bytes
+	l.stats.Outcomes[r.Outcome]++
+	l.o.Logger.Info("visit", "domain", r.Domain, "outcome", string(r.Outcome), "pages", r.Pages,
+		"ms", r.FinishedAt.Sub(r.StartedAt).Milliseconds())
+	for _, link := range r.Links {
+		if link.Nofollow || l.started[link.Dst] || l.exclude[link.Dst] {
+			continue
+		}
+		n := l.inDomains[link.Dst] + 1
+		if n == 1 {
+			l.stats.Discovered++
+		}
+		l.inDomains[link.Dst] = n
+		heap.Push(&l.found, foundEntry{link.Dst, n})
+	}
+}
+
+// foundQueue is a max-heap of domains found this run by linking-domain
+// count; a domain is pushed again when its count grows and stale entries
+// are skipped when popped.
+type foundEntry struct {
+	domain string
+	count  int
+}
+
+type foundQueue []foundEntry
+
+func (q foundQueue) Len() int { return len(q) }
+func (q foundQueue) Less(i, j int) bool {
+	if q[i].count != q[j].count {
+		return q[i].count > q[j].count
+	}
+	return q[i].domain < q[j].domain
+}
+func (q foundQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *foundQueue) Push(x any)   { *q = append(*q, x.(foundEntry)) }
+func (q *foundQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}

@@ -1,0 +1,190 @@
+package crawl
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+func openStore(t *testing.T) *graph.Store {
+	t.Helper()
+	s, err := graph.Open(t.TempDir(), graph.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// smallWeb: a.test → b.test (followed), c.test (nofollow); b.test → d.test.
+func smallWeb(t *testing.T) *web {
+	w := newWeb(t)
+	w.html("a.test/", htmlPage("https://b.test/", `https://c.test/" rel="nofollow`))
+	w.html("b.test/", htmlPage("https://d.test/"))
+	w.html("c.test/", htmlPage("https://e.test/"))
+	w.html("d.test/", htmlPage())
+	return w
+}
+
+func visited(t *testing.T, s Store, names ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		st, ok, err := s.Domain(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = ok && st.Visited()
+	}
+	return out
+}
+
+func TestRunSeedsThenFound(t *testing.T) {
+	w := smallWeb(t)
+	store := openStore(t)
+	opts := w.options()
+	opts.Seeds = []string{writeFile(t, "seeds.txt", "# seeds\nhttps://a.test/some/page  # a comment\n\nnot a domain\n")}
+	opts.UntilIdle = true
+	stats, err := Run(context.Background(), store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := visited(t, store, "a.test", "b.test", "c.test", "d.test", "e.test")
+	want := map[string]bool{"a.test": true, "b.test": true, "c.test": false, "d.test": true, "e.test": false}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s visited %v, want %v", k, got[k], v)
+		}
+	}
+	if stats.Visits != 3 || stats.Outcomes[data.OutcomeOK] != 3 || stats.Seeds != 1 {
+		t.Errorf("stats %+v", stats)
+	}
+	// c.test is known (a nofollow edge) but was not visited.
+	if _, ok, _ := store.Domain("c.test"); !ok {
+		t.Error("c.test unknown to the store")
+	}
+	sn, err := store.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	names := map[uint32]string{}
+	sn.Domains(func(d *data.DomainState) error { names[d.ID] = d.Name; return nil })
+	var edges []string
+	sn.Edges(func(e *data.EdgeRecord) error {
+		s := names[e.SrcID] + ">" + names[e.DstID]
+		if e.Nofollow {
+			s += " nofollow"
+		}
+		edges = append(edges, s)
+		return nil
+	})
+	if strings.Join(edges, ",") != "a.test>b.test,a.test>c.test nofollow,b.test>d.test" {
+		t.Errorf("edges %v", edges)
+	}
+}
+
+func TestRunExcludeMaxSitesMinInDomains(t *testing.T) {
+	w := smallWeb(t)
+	seeds := writeFile(t, "seeds.txt", "a.test\n")
+	for _, tc := range []struct {
+		name   string
+		change func(*Options)
+		want   map[string]bool
+	}{
+		{"exclude", func(o *Options) { o.Exclude = []string{writeFile(t, "ex.txt", "b.test\n")} },
+			map[string]bool{"a.test": true, "b.test": false, "d.test": false}},
+		{"max-sites", func(o *Options) { o.MaxSites = 2 },
+			map[string]bool{"a.test": true, "b.test": true, "d.test": false}},
+		{"min-in-domains", func(o *Options) { o.MinInDomains = 2 },
+			map[string]bool{"a.test": true, "b.test": false, "d.test": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := openStore(t)
+			opts := w.options()
+			opts.Seeds = []string{seeds}
+			opts.UntilIdle = true
+			tc.change(&opts)
+			if _, err := Run(context.Background(), store, opts); err != nil {
+				t.Fatal(err)
+			}
+			got := visited(t, store, "a.test", "b.test", "d.test")
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s visited %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCancelledRecordsNothing(t *testing.T) {
+	w := smallWeb(t)
+	store := openStore(t)
+	opts := w.options()
+	opts.Seeds = []string{writeFile(t, "seeds.txt", "a.test\n")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stats, err := Run(ctx, store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Visits != 0 || visited(t, store, "a.test")["a.test"] {
+		t.Fatalf("recorded after cancel: %+v", stats)
+	}
+}
+
+func TestRunCreatesKeyAndSigns(t *testing.T) {
+	w := smallWeb(t)
+	store := openStore(t)
+	opts := w.options()
+	opts.Sign = nil
+	opts.KeysDir = filepath.Join(t.TempDir(), "keys")
+	opts.Seeds = []string{writeFile(t, "seeds.txt", "d.test\n")}
+	opts.UntilIdle = true
+	var progress strings.Builder
+	opts.Progress = &progress
+	if _, err := Run(context.Background(), store, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "created a signing key in "+opts.KeysDir) {
+		t.Errorf("no word of the new key: %q", progress.String())
+	}
+	ents, _ := os.ReadDir(opts.KeysDir)
+	if len(ents) == 0 {
+		t.Fatal("no key written")
+	}
+	for _, r := range w.requests() {
+		if strings.HasSuffix(r, "UNSIGNED") {
+			t.Errorf("unsigned: %s", r)
+		}
+	}
+}
+
+func TestRunNeedsASigner(t *testing.T) {
+	opts := Options{}
+	if _, err := Run(context.Background(), openStore(t), opts); err == nil {
+		t.Fatal("ran without a signer")
+	}
+}
+
+func TestReadDomainList(t *testing.T) {
+	p := writeFile(t, "l.txt", "A.Test\nhttps://www.a.test/x\n# c\n  b.test # x\n127.0.0.1\n")
+	ds, bad, err := ReadDomainList(p, graph.Normalize)
+	if err != nil || strings.Join(ds, ",") != "a.test,b.test" || len(bad) != 1 {
+		t.Fatalf("%v %v %v", ds, bad, err)
+	}
+}
