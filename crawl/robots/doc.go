@@ -23,13 +23,20 @@
 //
 // # Groups (Robots.Group)
 //
-// Consecutive user-agent lines (blank lines, comments and unknown fields in
-// between do not matter) start one group; an allow or disallow line ends the
-// list of agents, so the next user-agent line starts a new group. Rules
-// before the first user-agent line belong to no group and are ignored.
-// Crawl-delay is no rule in RFC 9309's grammar but is read as a member of
-// its group: it ends the list of agents too, as Python's robotparser has it
-// (the files that use it put it after their group's user-agent lines).
+// Consecutive user-agent lines (blank lines and comments between them do not
+// matter) start one group; any other field ends the list of agents, so the
+// next user-agent line starts a new group. That "any other field" includes
+// Crawl-delay, Sitemap and unknown fields, as in Google's parser: RFC 9309's
+// grammar knows only allow and disallow, but files such as
+//
+//	User-agent: MapTheNetBot
+//	Crawl-delay: 5
+//
+//	User-agent: BadBot
+//	Disallow: /
+//
+// must not shut MapTheNetBot out. Rules and Crawl-delay before the first
+// user-agent line belong to no group and are ignored.
 //
 // A user-agent line names a product token: the leading run of letters, "-"
 // and "_" of its value, so "MapTheNetBot/1.0" names "MapTheNetBot". Tokens

@@ -4,10 +4,10 @@ import "strings"
 
 // rule is one Allow or Disallow line, its pattern normalised.
 type rule struct {
-	pattern  string // normalised; "*" is the wildcard; no trailing "$"
-	anchored bool   // the pattern ended in "$": it must match the whole path
-	wildcard bool   // pattern holds a "*"
-	length   int    // specificity: bytes of the normalised pattern, "$" included
+	pattern  string   // normalised; "*" is the wildcard; no trailing "$"
+	segments []string // pattern split at its "*"s; nil when it has none
+	anchored bool     // the pattern ended in "$": it must match the whole path
+	length   int      // specificity: bytes of the normalised pattern, "$" included
 	allow    bool
 }
 
@@ -17,53 +17,56 @@ func newRule(value string, allow bool) rule {
 	if strings.HasSuffix(p, "$") {
 		r.anchored, p = true, p[:len(p)-1]
 	}
-	r.pattern, r.wildcard = p, strings.IndexByte(p, '*') >= 0
+	r.pattern = p
+	if strings.IndexByte(p, '*') >= 0 {
+		r.segments = strings.Split(p, "*")
+	}
 	return r
 }
 
 // matches reports whether the rule matches path (already normalised).
 func (r *rule) matches(path string) bool {
-	if !r.wildcard {
+	if r.segments == nil {
 		if r.anchored {
 			return path == r.pattern
 		}
 		return strings.HasPrefix(path, r.pattern)
 	}
-	return globMatch(r.pattern, path, r.anchored)
+	return matchSegments(r.segments, path, r.anchored)
 }
 
 // globMatch matches a pattern whose only special character is "*" against
-// the start of s (all of s when anchored). It backtracks only to the last
-// "*" seen, so it takes O(len(p)·len(s)) at worst, never exponential time,
-// whatever a robots.txt holds.
-func globMatch(p, s string, anchored bool) bool {
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for {
-		if pi == len(p) && (!anchored || si == len(s)) {
-			return true
-		}
-		if si == len(s) {
-			// Only "*"s may be left to match the empty rest.
-			for pi < len(p) && p[pi] == '*' {
-				pi++
-			}
-			return pi == len(p)
-		}
-		switch {
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(p) && p[pi] == s[si]:
-			pi++
-			si++
-		case star >= 0:
-			mark++
-			pi, si = star+1, mark
-		default:
+// the start of s (all of s when anchored).
+func globMatch(p string, s string, anchored bool) bool {
+	return matchSegments(strings.Split(p, "*"), s, anchored)
+}
+
+// matchSegments matches the literal pieces of a pattern between its "*"s.
+// With "*" the only wildcard, taking each piece at its leftmost place is
+// always right (it leaves the most room for the rest), so there is no
+// backtracking: time is linear in the path for each rule, whatever a hostile
+// robots.txt holds.
+func matchSegments(segs []string, s string, anchored bool) bool {
+	if len(segs) == 1 { // no "*"
+		return s == segs[0] || !anchored && strings.HasPrefix(s, segs[0])
+	}
+	if !strings.HasPrefix(s, segs[0]) {
+		return false
+	}
+	pos := len(segs[0])
+	last := len(segs) - 1
+	for _, seg := range segs[1:last] {
+		i := strings.Index(s[pos:], seg)
+		if i < 0 {
 			return false
 		}
+		pos += i + len(seg)
 	}
+	tail := segs[last]
+	if !anchored {
+		return strings.Contains(s[pos:], tail)
+	}
+	return len(s)-pos >= len(tail) && strings.HasSuffix(s, tail)
 }
 
 const upperHex = "0123456789ABCDEF"

@@ -36,15 +36,22 @@ func Parse(body []byte) *Robots {
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 
 	var cur *group    // the group lines are added to; nil before any user-agent
-	inAgents := false // the last user-agent, rule or crawl-delay line was a user-agent line
+	inAgents := false // the last field line was a user-agent line
 	for len(body) > 0 {
 		var line []byte
 		line, body = nextLine(body)
 		key, value, ok := keyValue(line)
 		if !ok {
-			continue
+			continue // blank, comment, or no field: changes nothing
 		}
-		switch canonicalKey(key) {
+		k := canonicalKey(key)
+		if k != keyUserAgent {
+			// Any other field ends the group's list of user-agent lines, as in
+			// Google's parser: "User-agent: a", "Crawl-delay: 5", "User-agent:
+			// b", "Disallow: /" must not shut a out.
+			inAgents = false
+		}
+		switch k {
 		case keyUserAgent:
 			if cur == nil || !inAgents {
 				r.groups = append(r.groups, group{})
@@ -60,16 +67,14 @@ func Parse(body []byte) *Robots {
 			if cur == nil {
 				continue // RFC 9309: rules outside a group are ignored
 			}
-			inAgents = false
 			if value == "" {
 				continue // an empty pattern is no rule: it allows
 			}
-			cur.rules = append(cur.rules, newRule(value, canonicalKey(key) == keyAllow))
+			cur.rules = append(cur.rules, newRule(value, k == keyAllow))
 		case keyCrawlDelay:
 			if cur == nil {
 				continue
 			}
-			inAgents = false // a group member, as Python's robotparser reads it
 			if d, ok := parseDelay(value); ok && (!cur.hasDelay || d > cur.delay) {
 				// Several Crawl-delay lines in a group: the slowest wins, to be polite.
 				cur.delay, cur.hasDelay = d, true

@@ -71,3 +71,19 @@ func BenchmarkAllowedSmall(b *testing.B) {
 		g.Allowed("/2024/05/some-post/?utm_source=x")
 	}
 }
+
+// BenchmarkAllowedHostile: rules built to make a backtracking matcher take
+// quadratic time per rule, against a long path.
+func BenchmarkAllowedHostile(b *testing.B) {
+	var body strings.Builder
+	body.WriteString("User-agent: *\n")
+	for body.Len() < MaxBytes-3000 {
+		body.WriteString("Disallow: /*" + strings.Repeat("a", 2000) + "b\n")
+	}
+	g := Parse([]byte(body.String())).Group("MapTheNetBot")
+	path := "/" + strings.Repeat("a", 4000)
+	b.Logf("%d rules", len(g.rules))
+	for b.Loop() {
+		g.Allowed(path)
+	}
+}
