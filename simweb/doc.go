@@ -1,0 +1,25 @@
+// Package simweb is a simulated web on loopback for tests, benchmarks and the
+// demo: a seeded, deterministic set of sites served over real HTTP and HTTPS
+// from one listener, which the real crawler crawls with
+// `--connect-to ::127.0.0.1:PORT --ca-cert FILE`.
+//
+// The web knows its own truth: Sites lists every site with its kind and the
+// outcome a correct crawler reaches; ExpectedEdges gives the domain-level
+// edges (with their nofollow and sitewide flags and link words) a correct
+// crawler records; the request log (Requests) and the Check* functions
+// verify DESIGN.md's "Behaviour a site owner can see" from the server's side.
+//
+// Sites are registrable domains under TLDs the Public Suffix List does not
+// know ("s00042.example", "robots-5xx.example"), so their eTLD+1 is the name
+// itself; a few sit under neocities.org, a private-section suffix, so that
+// alice.neocities.org and bob.neocities.org are distinct registrable domains
+// sharing one platform.
+//
+// Assumptions behind ExpectedEdges (see expect.go): each site is visited once,
+// completely, with at least 8 pages per visit (the lowest tier's budget; the
+// default fixtures keep every finite site within 8 pages, a unit test checks
+// it); same-site links are read breadth-first in document order; feeds
+// advertised by <link rel="alternate"> are read and their links count.
+//
+// The pipeline's own packages never import simweb.
+package simweb

@@ -1,0 +1,94 @@
+package simweb
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Request is one request as the server saw it.
+type Request struct {
+	Seq            int    // order of arrival, from 0 (after the last Reset)
+	Scheme         string // "http" or "https"
+	Host           string // lower case, without port
+	Site           string // the host's registrable domain; the host itself when no site has it
+	Method         string
+	Path           string // path and query as sent
+	UserAgent      string
+	Signature      string
+	SignatureInput string
+	SignatureAgent string
+	Start, End     time.Time // from Config.Clock: request read, handler done
+	Status         int       // 0: the connection was closed unanswered
+	Bytes          int64     // body bytes written
+	// Aborted: the client went away before the answer was written (a
+	// hanging robots.txt given up, a 3 MB page cut off). Its End is when
+	// the server noticed, so it may overlap the client's next request.
+	Aborted bool
+}
+
+// requestLog is the web's record of every request.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []Request
+}
+
+func (l *requestLog) add(r Request) {
+	l.mu.Lock()
+	r.Seq = len(l.reqs)
+	l.reqs = append(l.reqs, r)
+	l.mu.Unlock()
+}
+
+// snapshot returns the requests ordered by start time (ties by arrival).
+func (l *requestLog) snapshot() []Request {
+	l.mu.Lock()
+	out := slices.Clone(l.reqs)
+	l.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b Request) int { return a.Start.Compare(b.Start) })
+	return out
+}
+
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	l.reqs = nil
+	l.mu.Unlock()
+}
+
+// recorder captures the status and body size a handler writes.
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	bytes   int64
+	failed  bool
+	hijackd bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	if err != nil {
+		r.failed = true
+	}
+	return n, err
+}
+
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	r.hijackd = true
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,214 @@
+package simweb
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The robots.txt model: the web writes every robots.txt from these structs,
+// and the checkers and ExpectedEdges decide "allowed" from the same structs,
+// so no robots.txt text is ever parsed here. Matching follows RFC 9309.
+
+// robotsRule is one Allow or Disallow line.
+type robotsRule struct {
+	allow   bool
+	pattern string
+}
+
+// robotsGroup is one group: its user-agent lines, rules and Crawl-delay.
+type robotsGroup struct {
+	agents     []string
+	rules      []robotsRule
+	crawlDelay int // seconds; 0: none
+}
+
+// robotsFile is what a host's /robots.txt answers.
+type robotsFile struct {
+	status int // 200, 404, 500...; 0 means 200
+	hang   bool
+	hops   int // redirects before the file is reached
+	groups []robotsGroup
+	extra  string // lines appended verbatim (Sitemap:)
+}
+
+// available reports whether a correct crawler can read rules from this file
+// (RFC 9309 / DESIGN.md: 2xx parse, 3xx up to 5 redirects, 4xx no
+// restrictions; 5xx, timeout, too many redirects: skip the site).
+func (f *robotsFile) available() bool {
+	if f.hang || f.hops > 5 {
+		return false
+	}
+	return f.status < 500
+}
+
+// group picks the group for token (case-insensitive), else "*".
+func (f *robotsFile) group(token string) *robotsGroup {
+	if f.status >= 400 {
+		return nil
+	}
+	var star *robotsGroup
+	for i := range f.groups {
+		g := &f.groups[i]
+		for _, a := range g.agents {
+			if strings.EqualFold(a, token) {
+				return g
+			}
+			if a == "*" && star == nil {
+				star = g
+			}
+		}
+	}
+	return star
+}
+
+// allowed reports whether token may fetch pathQuery (path and query as
+// requested). /robots.txt itself is always allowed.
+func (f *robotsFile) allowed(token, pathQuery string) bool {
+	if isRobotsPath(pathQuery) {
+		return true
+	}
+	if !f.available() {
+		return false
+	}
+	g := f.group(token)
+	if g == nil {
+		return true
+	}
+	p := normalizePath(pathQuery)
+	best, allow := -1, true
+	for _, r := range g.rules {
+		if r.pattern == "" {
+			continue // an empty Disallow allows everything
+		}
+		pat := normalizePath(r.pattern)
+		if !robotsMatch(pat, p) {
+			continue
+		}
+		if n := len(pat); n > best || (n == best && r.allow) {
+			best, allow = n, r.allow
+		}
+	}
+	return allow
+}
+
+// crawlDelay is the Crawl-delay in seconds that applies to token.
+func (f *robotsFile) crawlDelay(token string) int {
+	if !f.available() {
+		return 0
+	}
+	if g := f.group(token); g != nil {
+		return g.crawlDelay
+	}
+	return 0
+}
+
+// text renders the file.
+func (f *robotsFile) text() []byte {
+	var b strings.Builder
+	for i, g := range f.groups {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		for _, a := range g.agents {
+			b.WriteString("User-agent: " + a + "\n")
+		}
+		for _, r := range g.rules {
+			if r.allow {
+				b.WriteString("Allow: " + r.pattern + "\n")
+			} else {
+				b.WriteString("Disallow: " + r.pattern + "\n")
+			}
+		}
+		if g.crawlDelay > 0 {
+			b.WriteString("Crawl-delay: " + strconv.Itoa(g.crawlDelay) + "\n")
+		}
+	}
+	b.WriteString(f.extra)
+	return []byte(b.String())
+}
+
+// isRobotsPath: /robots.txt, with or without a query (the redirect hops of
+// robots-redirect sites are /robots.txt?hop=N).
+func isRobotsPath(pathQuery string) bool {
+	p, _, _ := strings.Cut(pathQuery, "?")
+	return p == "/robots.txt"
+}
+
+// robotsMatch matches an RFC 9309 pattern (with * and a trailing $) against
+// a normalised path.
+func robotsMatch(pat, p string) bool {
+	anchored := strings.HasSuffix(pat, "$")
+	if anchored {
+		pat = pat[:len(pat)-1]
+	}
+	parts := strings.Split(pat, "*")
+	if !strings.HasPrefix(p, parts[0]) {
+		return false
+	}
+	pos := len(parts[0])
+	for i := 1; i < len(parts); i++ {
+		part := parts[i]
+		if i == len(parts)-1 && anchored {
+			return len(p)-pos >= len(part) && strings.HasSuffix(p, part)
+		}
+		j := strings.Index(p[pos:], part)
+		if j < 0 {
+			return false
+		}
+		pos += j + len(part)
+	}
+	if anchored {
+		return pos == len(p)
+	}
+	return true
+}
+
+// normalizePath puts a path (and query) in one percent-encoding form:
+// escapes of unreserved characters decoded, other escapes upper case,
+// bytes outside printable ASCII escaped (RFC 3986 §6.2.2, as RFC 9309 asks).
+func normalizePath(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(v) {
+				b.WriteByte(v)
+			} else {
+				b.WriteByte('%')
+				b.WriteByte(hex[v>>4])
+				b.WriteByte(hex[v&15])
+			}
+			i += 2
+		case c <= 0x20 || c >= 0x7f:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
