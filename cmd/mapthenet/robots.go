@@ -33,8 +33,9 @@ type robotsCheckOptions struct {
 func newRobotsCheckCommand() *cobra.Command {
 	var opts robotsCheckOptions
 	cmd := &cobra.Command{
-		Use:   "check --file ROBOTS.TXT --agent TOKEN [--json] URL...",
-		Short: "Say whether a robots.txt lets a crawler fetch some URLs, and its crawl-delay",
+		Use:                   "check --file ROBOTS.TXT --agent TOKEN [--json] URL...",
+		DisableFlagsInUseLine: true,
+		Short:                 "Say whether a robots.txt lets a crawler fetch some URLs, and its crawl-delay",
 		Long: `check reads a robots.txt file as the crawler does (RFC 9309: the group
 for the agent's product token, else "*"; longest match, Allow wins ties;
 "*" and "$"; percent-encoding normalised; /robots.txt always allowed;

@@ -21,6 +21,9 @@ func DisallowAll() *Robots {
 }
 
 // FromStatus turns the final response to a robots.txt request into rules.
+// body may be longer than MaxBytes; when the file is, the fetcher should
+// hand over more than MaxBytes of it (it reads up to 1024 KB), so that a
+// line cut at the limit is known to be cut and is not read.
 // available is false when the site must be skipped this visit and retried
 // later; r is then DisallowAll, so that a caller that forgets to look still
 // fetches nothing.
