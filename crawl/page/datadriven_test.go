@@ -49,7 +49,7 @@ const (
 	wantMark  = "-- want --\n"
 )
 
-func loadCase(t *testing.T, path string) *dataCase {
+func loadCase(t testing.TB, path string) *dataCase {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

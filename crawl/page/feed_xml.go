@@ -59,6 +59,10 @@ func readXMLFeed(r io.Reader, decoded bool, feedURL *url.URL, col *collector) er
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if len(f.stack) == 0 && !f.sawRoot && !isFeedRoot(t.Name.Local) {
+				// A sitemap, an XHTML page …: not worth reading further.
+				return fmt.Errorf("%w: root element <%s>", errNotFeed, t.Name.Local)
+			}
 			f.start(t)
 		case xml.EndElement:
 			f.end()
@@ -121,11 +125,8 @@ func (f *xmlFeed) start(t xml.StartElement) {
 	if n := len(f.stack); n > 0 {
 		parent = f.stack[n-1].local
 		base = f.stack[n-1].base
-	} else {
-		switch local {
-		case "rss", "rdf", "feed":
-			f.sawRoot = true
-		}
+	} else if isFeedRoot(local) {
+		f.sawRoot = true
 	}
 	for _, a := range t.Attr {
 		if a.Name.Local == "base" && (a.Name.Space == xmlNamespace || a.Name.Space == "xml") {
@@ -191,6 +192,14 @@ func (f *xmlFeed) start(t xml.StartElement) {
 			f.startCapture(captureTitle)
 		}
 	}
+}
+
+func isFeedRoot(local string) bool {
+	switch strings.ToLower(local) {
+	case "rss", "rdf", "feed":
+		return true
+	}
+	return false
 }
 
 func isFeedParent(p string) bool {
