@@ -194,14 +194,12 @@ func (s *stop) apply(v *visit, atHome bool) error {
 	v.res.Error = s.reason
 	v.res.RetryAfter = s.retryAfter
 	v.res.Complete = false
-	switch {
-	case atHome:
+	if atHome {
 		v.res.Outcome = s.outcome
-	case s.outcome == data.OutcomeThrottled || s.outcome == data.OutcomeBotProtection:
-		// Read pages still count: their links are added, not replacing.
-		v.res.Outcome = s.outcome
-		v.res.Links = v.links.result(0)
-	default:
+	} else {
+		// Stopped after the home page was read (throttled, blocked, timed
+		// out): partial, its links are added to the domain's edges. The next
+		// visit comes by tier, which is later than any throttling backoff.
 		v.res.Outcome = data.OutcomePartial
 		v.res.Links = v.links.result(0)
 	}

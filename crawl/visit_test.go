@@ -321,7 +321,7 @@ func TestVisitPartialAndThrottledMidway(t *testing.T) {
 		rw.WriteHeader(429)
 	})
 	res := visitOf(t, w, w.options(), "a.test", 8)
-	if res.Outcome != data.OutcomeThrottled || res.Complete || res.Pages != 3 || res.RetryAfter != time.Minute {
+	if res.Outcome != data.OutcomePartial || res.Complete || res.Pages != 3 || res.RetryAfter != time.Minute {
 		t.Fatalf("%+v", res)
 	}
 	if got := dsts(res.Links); !reflect.DeepEqual(got, []string{"b.test", "c.test"}) {

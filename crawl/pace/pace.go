@@ -18,8 +18,12 @@ import (
 
 // Key is one pace a request must respect: Name identifies the shared
 // resource ("site:example.com", "platform:neocities.org", "ip:192.0.2.1");
-// Gap is the least time between the start of the previous request on that
-// key and the start of this one. Requests on one key may ask for different
+// Gap is the least time between the previous request on that key and the
+// start of this one. It is counted from the moment the previous request
+// was released (its response read), not from its start: the server sees
+// a request arrive some time after we start it (a connection to open, a
+// TLS handshake), so only a gap counted from the previous response's end
+// guarantees the server itself sees starts at least Gap apart. Requests on one key may ask for different
 // gaps (the site's gap grows once robots.txt gives a Crawl-delay); each
 // request's own gap applies to it.
 type Key struct {
@@ -41,7 +45,7 @@ type Pacer struct {
 
 type slot struct {
 	busy bool
-	last time.Time // start of the latest request
+	last time.Time // end (release) of the latest request
 	// maxGap is the largest gap ever asked on this slot: after last+maxGap
 	// the slot is indistinguishable from a fresh one and may be forgotten.
 	maxGap time.Duration
@@ -57,8 +61,8 @@ func New(clock clockwork.Clock) *Pacer {
 	return &Pacer{clock: clock, slots: map[string]*slot{}, sweepAt: 1024}
 }
 
-// Acquire waits until every key is free and its gap has passed, then takes
-// them all, recording now as their latest start. Call release when the
+// Acquire waits until every key is free and its gap has passed since the
+// previous release, then takes them all. Call release when the
 // request (its whole response) is done. Duplicate names are allowed: the
 // largest gap among them applies.
 func (p *Pacer) Acquire(ctx context.Context, keys ...Key) (release func(), err error) {
@@ -125,9 +129,11 @@ func (p *Pacer) releaser(keys []Key) func() {
 		once.Do(func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
+			now := p.clock.Now()
 			for _, k := range keys {
 				s := p.slots[k.Name]
 				s.busy = false
+				s.last = now
 				if s.wake != nil {
 					close(s.wake)
 					s.wake = nil

@@ -185,3 +185,23 @@ func TestSweepForgetsIdleKeys(t *testing.T) {
 		t.Fatalf("pacer remembers %d keys, want idle ones forgotten", n)
 	}
 }
+
+func TestGapCountsFromTheEnd(t *testing.T) {
+	ctx := t.Context()
+	fc := clockwork.NewFakeClockAt(t0)
+	p := New(fc)
+	site := Key{"site:example.com", time.Second}
+	rel := mustAcquire(t, p, site)
+	fc.Advance(3 * time.Second) // a slow response
+	rel()
+	ch := acquireAsync(t, ctx, p, fc, site)
+	if err := fc.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(time.Second)
+	g := <-ch
+	g.release()
+	if got := g.at.Sub(t0); got != 4*time.Second {
+		t.Fatalf("started %v after the first start, want 4s (1s after its end)", got)
+	}
+}
