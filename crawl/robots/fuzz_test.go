@@ -3,6 +3,7 @@ package robots
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,31 @@ func FuzzAllowed(f *testing.F) {
 		if r.OptedOut("MapTheNetBot") && g.Allowed("/") {
 			t.Fatal("opted out, yet / allowed")
 		}
+		if want := referenceAllowed(g, normalise(p, false)); got != want {
+			t.Fatalf("Allowed(%q) = %v, the slow reference says %v", path, got, want)
+		}
 	})
+}
+
+// referenceAllowed is RFC 9309's rule read literally and slowly: every rule
+// turned into a regular expression, the longest matching pattern wins, Allow
+// on a tie.
+func referenceAllowed(g *Group, path string) bool {
+	if p, _, _ := strings.Cut(path, "?"); p == "/robots.txt" {
+		return true
+	}
+	best, allow := -1, true
+	for _, r := range g.rules {
+		re := "^" + strings.ReplaceAll(regexp.QuoteMeta(r.pattern), `\*`, ".*")
+		if r.anchored {
+			re += "$"
+		}
+		if !regexp.MustCompile("(?s)" + re).MatchString(path) {
+			continue
+		}
+		if r.length > best || (r.length == best && r.allow) {
+			best, allow = r.length, r.allow
+		}
+	}
+	return allow
 }
