@@ -1,0 +1,409 @@
+package rebuild
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// builder holds what a rebuild keeps in memory between stages: arrays
+// indexed by a dense domain index (the store's ids may have gaps), a few
+// bytes per domain and 8 per followed edge. Visits are streamed.
+type builder struct {
+	opts        Options
+	log         *slog.Logger
+	tmp         string
+	prevDomains string // the previous snapshot's domains.parquet; "" when none
+
+	began  time.Time
+	counts map[string]int64
+	stages []data.StageTiming
+
+	dense    []int32  // store id → dense index, -1 where no domain
+	names    []string // dense → name
+	in, out  []uint32 // dense → distinct followed linking / linked domains
+	src, dst []uint32 // followed edges, dense, sorted by (src, dst)
+	words    *linkWordTally
+
+	scores   []float64
+	ranks    []int64 // 0: unranked
+	rankInfo data.RankInfo
+}
+
+const progressEvery = 1 << 16
+
+// stage is called at each stage boundary: cancellation, and the tests'
+// failure injection.
+func (b *builder) stage(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.opts.failAt == name {
+		return fmt.Errorf("rebuild: injected failure at stage %s", name)
+	}
+	return nil
+}
+
+// tick reports progress and checks for cancellation every progressEvery rows.
+func (b *builder) tick(ctx context.Context, stage string, rows int64) error {
+	if rows%progressEvery != 0 {
+		return nil
+	}
+	if b.opts.Progress != nil {
+		b.opts.Progress(stage, rows)
+	}
+	return ctx.Err()
+}
+
+func (b *builder) timed(stage string, start time.Time, rows int64) {
+	if b.began.IsZero() {
+		b.began = start
+	}
+	d := time.Since(start)
+	b.stages = append(b.stages, data.StageTiming{Stage: stage, Seconds: d.Seconds(), Rows: rows})
+	if b.opts.Progress != nil {
+		b.opts.Progress(stage, rows)
+	}
+	b.log.Info("rebuild stage done", "stage", stage, "rows", rows, "seconds", d.Seconds())
+}
+
+func (b *builder) path(file string) string { return filepath.Join(b.tmp, file) }
+
+func (b *builder) build(ctx context.Context, src Source) error {
+	steps := []struct {
+		name string
+		fn   func(context.Context, Source) (int64, error)
+	}{
+		{"domains", b.readDomains},
+		{"edges", b.writeEdges},
+		{"link_words", b.writeLinkWords},
+		{"visits", b.writeVisits},
+		{"ranks", b.computeRanks},
+		{"write", b.writeDomainsAndSchedule},
+	}
+	for _, s := range steps {
+		if err := b.stage(ctx, s.name); err != nil {
+			return err
+		}
+		start := time.Now()
+		rows, err := s.fn(ctx, src)
+		if err != nil {
+			return fmt.Errorf("rebuild stage %s: %w", s.name, err)
+		}
+		b.timed(s.name, start, rows)
+	}
+	return nil
+}
+
+// readDomains builds the id → name table.
+func (b *builder) readDomains(ctx context.Context, src Source) (int64, error) {
+	b.dense = make([]int32, src.NumDomains())
+	for i := range b.dense {
+		b.dense[i] = -1
+	}
+	var rows int64
+	err := src.Domains(func(st *data.DomainState) error {
+		if int(st.ID) >= len(b.dense) {
+			return fmt.Errorf("domain %q has id %d, beyond the store's %d", st.Name, st.ID, len(b.dense))
+		}
+		if b.dense[st.ID] >= 0 {
+			return fmt.Errorf("domain id %d appears twice (%q)", st.ID, st.Name)
+		}
+		b.dense[st.ID] = int32(len(b.names))
+		b.names = append(b.names, st.Name)
+		rows++
+		return b.tick(ctx, "domains", rows)
+	})
+	if err != nil {
+		return 0, err
+	}
+	b.in = make([]uint32, len(b.names))
+	b.out = make([]uint32, len(b.names))
+	return rows, nil
+}
+
+// denseOf maps a store id to its dense index.
+func (b *builder) denseOf(id uint32) (int32, bool) {
+	if int(id) >= len(b.dense) || b.dense[id] < 0 {
+		return 0, false
+	}
+	return b.dense[id], true
+}
+
+// writeEdges streams the edges into edges.parquet and keeps the followed
+// ones for ranks, counts and link words.
+func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
+	fw, err := createParquet[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup)
+	if err != nil {
+		return 0, err
+	}
+	b.words = newLinkWordTally()
+	var rows int64
+	var prevS, prevD uint32
+	batch := make([]data.EdgeRow, 0, 4096)
+	err = src.Edges(func(e *data.EdgeRecord) error {
+		s, ok1 := b.denseOf(e.SrcID)
+		d, ok2 := b.denseOf(e.DstID)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("edge %d→%d names a domain id the store does not list", e.SrcID, e.DstID)
+		}
+		if rows > 0 && (e.SrcID < prevS || (e.SrcID == prevS && e.DstID <= prevD)) {
+			return fmt.Errorf("edges out of order or repeated: %d→%d after %d→%d", e.SrcID, e.DstID, prevS, prevD)
+		}
+		prevS, prevD = e.SrcID, e.DstID
+		batch = append(batch, data.EdgeRow{
+			Src: b.names[s], Dst: b.names[d], SrcID: int32(e.SrcID), DstID: int32(e.DstID),
+			FirstSeen: e.FirstSeen.UTC(), LastSeen: e.LastSeen.UTC(),
+			Nofollow: e.Nofollow, Sitewide: e.Sitewide,
+		})
+		if len(batch) == cap(batch) {
+			if err := fw.Write(batch...); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		if !e.Nofollow && s != d {
+			b.src = append(b.src, uint32(s))
+			b.dst = append(b.dst, uint32(d))
+			b.out[s]++
+			b.in[d]++
+			b.words.add(uint32(d), e.Words)
+		}
+		rows++
+		return b.tick(ctx, "edges", rows)
+	})
+	if err == nil {
+		err = fw.Write(batch...)
+	}
+	if err != nil {
+		fw.Abort()
+		return 0, err
+	}
+	b.counts[data.EdgesFile] = rows
+	return rows, fw.Close()
+}
+
+func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
+	top := b.words.top()
+	b.words = nil // the tally can be large: let it go
+	rows := make([]data.LinkWordRow, len(top))
+	for i, lw := range top {
+		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}
+	}
+	n, err := writeParquet(b.path(data.LinkWordsFile), smallRowGroup, rows)
+	b.counts[data.LinkWordsFile] = n
+	return n, err
+}
+
+// writeVisits streams the visit log into visits.parquet: the writer holds
+// one row group at most, so memory does not grow with the log.
+func (b *builder) writeVisits(ctx context.Context, src Source) (int64, error) {
+	fw, err := createParquet[data.VisitRow](b.path(data.VisitsFile), smallRowGroup)
+	if err != nil {
+		return 0, err
+	}
+	var rows int64
+	batch := make([]data.VisitRow, 0, 4096)
+	err = src.Visits(func(v *data.VisitLogEntry) error {
+		d, ok := b.denseOf(v.DomainID)
+		if !ok {
+			return fmt.Errorf("a visit names domain id %d, which the store does not list", v.DomainID)
+		}
+		batch = append(batch, visitRow(b.names[d], v))
+		if len(batch) == cap(batch) {
+			if err := fw.Write(batch...); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		rows++
+		return b.tick(ctx, "visits", rows)
+	})
+	if err == nil {
+		err = fw.Write(batch...)
+	}
+	if err != nil {
+		fw.Abort()
+		return 0, err
+	}
+	b.counts[data.VisitsFile] = rows
+	return rows, fw.Close()
+}
+
+func visitRow(name string, v *data.VisitLogEntry) data.VisitRow {
+	r := data.VisitRow{
+		Domain:     name,
+		StartedAt:  v.StartedAt.UTC(),
+		FinishedAt: v.FinishedAt.UTC(),
+		Outcome:    string(v.Outcome),
+		HTTPStatus: int32(v.HTTPStatus),
+		Pages:      int32(v.Pages),
+		Bytes:      v.Bytes,
+	}
+	if !v.RobotsReadAt.IsZero() {
+		r.RobotsReadAt = ptr(v.RobotsReadAt.UTC())
+	}
+	if v.RobotsStatus != 0 {
+		r.RobotsStatus = ptr(int32(v.RobotsStatus))
+	}
+	if v.Error != "" {
+		r.Error = ptr(v.Error)
+	}
+	return r
+}
+
+func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
+	p := b.opts.Rank
+	b.rankInfo = data.RankInfo{
+		Algorithm: "pagerank", Damping: p.Damping, Tolerance: p.Tolerance, MaxIterations: p.MaxIterations,
+	}
+	n := uint32(len(b.names))
+	if n == 0 {
+		return 0, nil
+	}
+	scores, ranks, res, err := rankDomains(ctx, n, b.src, b.dst, b.names, p)
+	if err != nil {
+		return 0, err
+	}
+	b.src, b.dst = nil, nil
+	b.scores, b.ranks = scores, ranks
+	b.rankInfo.Iterations = res.Iterations
+	b.rankInfo.Residual = res.Residual
+	for _, r := range b.ranks {
+		if r > 0 {
+			b.rankInfo.Ranked++
+		}
+	}
+	b.log.Info("ranks computed", "domains", n, "ranked", b.rankInfo.Ranked,
+		"iterations", res.Iterations, "residual", res.Residual)
+	return int64(n), nil
+}
+
+// writeDomainsAndSchedule makes a second pass over the domains (the view is
+// consistent, so it sees the same ones) to write every column of
+// domains.parquet and the schedule.
+func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int64, error) {
+	prev, err := b.loadPrevRanks()
+	if err != nil {
+		// An unreadable previous snapshot must not stop new ones.
+		b.log.Warn("previous ranks unavailable: prev_rank left empty", "err", err)
+	}
+	fw, err := createParquet[data.DomainRow](b.path(data.DomainsFile), smallRowGroup)
+	if err != nil {
+		return 0, err
+	}
+	tiers := b.opts.Tiers
+	var sched []data.ScheduleRow
+	var rows int64
+	batch := make([]data.DomainRow, 0, 4096)
+	err = src.Domains(func(st *data.DomainState) error {
+		d, ok := b.denseOf(st.ID)
+		if !ok || b.names[d] != st.Name {
+			return fmt.Errorf("domain %q (id %d) changed between two passes over one snapshot", st.Name, st.ID)
+		}
+		rank := b.ranks[d]
+		tier := tiers.For(rank)
+		row := domainRow(st, tier)
+		row.Score = b.scores[d]
+		row.InDomains, row.OutDomains = int64(b.in[d]), int64(b.out[d])
+		if rank > 0 {
+			row.Rank = ptr(rank)
+		}
+		if p, ok := prev[st.Name]; ok {
+			row.PrevRank = ptr(p)
+		}
+		if s, ok := scheduleFor(st, tier, tiers.Lowest(), row.InDomains, b.opts.Now); ok {
+			sched = append(sched, s)
+			row.NextVisit = ptr(s.NextVisit)
+			row.PagesPerVisit = s.Pages
+		}
+		batch = append(batch, row)
+		if len(batch) == cap(batch) {
+			if err := fw.Write(batch...); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		rows++
+		return b.tick(ctx, "write", rows)
+	})
+	if err == nil {
+		err = fw.Write(batch...)
+	}
+	if err != nil {
+		fw.Abort()
+		return 0, err
+	}
+	if err := fw.Close(); err != nil {
+		return 0, err
+	}
+	if rows != int64(len(b.names)) {
+		return 0, fmt.Errorf("the store listed %d domains, then %d, in one snapshot", len(b.names), rows)
+	}
+	b.counts[data.DomainsFile] = rows
+
+	slices.SortFunc(sched, compareSchedule)
+	n, err := writeParquet(b.path(data.ScheduleFile), smallRowGroup, sched)
+	b.counts[data.ScheduleFile] = n
+	return rows, err
+}
+
+// domainRow fills the columns that come from the store's state and tier.
+func domainRow(st *data.DomainState, tier data.Tier) data.DomainRow {
+	r := data.DomainRow{
+		ID:            int32(st.ID),
+		Domain:        st.Name,
+		Tier:          int32(tier.Number),
+		RevisitDays:   int32(tier.RevisitDays),
+		PagesPerVisit: int32(tier.Pages),
+		FirstSeen:     st.FirstSeen.UTC(),
+		HTTPS:         st.HTTPS,
+		IPv6:          st.IPv6,
+		OptedOut:      st.OptedOut,
+		Failures:      int32(st.Failures),
+	}
+	if st.Visited() {
+		r.LastVisit = ptr(st.LastVisit.UTC())
+		r.LastStatus = ptr(int32(st.LastStatus))
+	}
+	if st.LastOutcome != "" {
+		r.LastOutcome = ptr(string(st.LastOutcome))
+	}
+	if st.ASN != 0 {
+		r.ASN = ptr(st.ASN)
+	}
+	if st.NetworkOperator != "" {
+		r.NetworkOperator = ptr(st.NetworkOperator)
+	}
+	return r
+}
+
+// prevRankRow reads just two columns of an earlier domains.parquet.
+type prevRankRow struct {
+	Domain string `parquet:"domain"`
+	Rank   *int64 `parquet:"rank,optional"`
+}
+
+// loadPrevRanks maps each ranked domain of the previous snapshot to its rank.
+func (b *builder) loadPrevRanks() (map[string]int64, error) {
+	prev := map[string]int64{}
+	if b.prevDomains == "" {
+		return prev, nil
+	}
+	err := readParquet(b.prevDomains, func(rows []prevRankRow) error {
+		for _, r := range rows {
+			if r.Rank != nil {
+				prev[r.Domain] = *r.Rank
+			}
+		}
+		return nil
+	})
+	return prev, err
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,159 @@
+package rebuild
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// Row group sizes. DuckDB scans a Parquet file in parallel by row group and
+// skips whole row groups by their min/max statistics, so a row group is the
+// unit of both parallelism and pruning:
+//   - small files (domains, schedule, visits, link words): 122,880 rows,
+//     DuckDB's own row group size, so that a scan of a few million domains
+//     still splits across cores and a lookup by id or time reads one group;
+//   - edges: 1,048,576 rows. The file is by far the largest and sorted by
+//     (src_id, dst_id), so each group covers a narrow src_id range and prunes
+//     well anyway; bigger groups compress better and keep the footer small
+//     for billions of edges. The writer buffers one group (~50 MB) at most.
+//
+// Pages also get statistics and a column index (parquet-go's defaults), which
+// DuckDB uses to skip pages within a group.
+const (
+	smallRowGroup = 122_880
+	edgeRowGroup  = 1 << 20
+)
+
+// fileWriter streams rows of one type into one Parquet file, zstd
+// compressed, and makes the file durable on Close.
+type fileWriter[T any] struct {
+	path string
+	f    *os.File
+	w    *parquet.GenericWriter[T]
+	rows int64
+}
+
+func createParquet[T any](path string, rowGroupRows int64) (*fileWriter[T], error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w := parquet.NewGenericWriter[T](f,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.MaxRowsPerRowGroup(rowGroupRows),
+		parquet.DataPageStatistics(true),
+		parquet.CreatedBy("mapthenet", "1", ""),
+	)
+	return &fileWriter[T]{path: path, f: f, w: w}, nil
+}
+
+func (fw *fileWriter[T]) Write(rows ...T) error {
+	if _, err := fw.w.Write(rows); err != nil {
+		return fmt.Errorf("%s: %w", fw.path, err)
+	}
+	fw.rows += int64(len(rows))
+	return nil
+}
+
+// Close finishes the file (footer, statistics), fsyncs and closes it.
+func (fw *fileWriter[T]) Close() error {
+	err := fw.w.Close()
+	if err == nil {
+		err = fw.f.Sync()
+	}
+	if cerr := fw.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", fw.path, err)
+	}
+	return nil
+}
+
+// Abort closes the file without caring about errors: the temporary
+// directory it is in goes away.
+func (fw *fileWriter[T]) Abort() { fw.f.Close() }
+
+// writeParquet writes all rows to a new file at once.
+func writeParquet[T any](path string, rowGroupRows int64, rows []T) (int64, error) {
+	fw, err := createParquet[T](path, rowGroupRows)
+	if err != nil {
+		return 0, err
+	}
+	for len(rows) > 0 {
+		n := min(len(rows), 8192)
+		if err := fw.Write(rows[:n]...); err != nil {
+			fw.Abort()
+			return 0, err
+		}
+		rows = rows[n:]
+	}
+	return fw.rows, fw.Close()
+}
+
+// ErrNotParquet marks a snapshot file that is not a readable Parquet file
+// of the expected schema.
+var ErrNotParquet = errors.New("not a valid Parquet file")
+
+// readParquet streams the rows of the file at path to fn in batches (the
+// slice is reused between calls). Errors name the file. parquet-go panics on
+// some corrupt inputs and on schemas it cannot convert; both become errors
+// here so that a damaged file never takes a command down.
+func readParquet[T any](path string, fn func([]T) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %w: %v", path, ErrNotParquet, r)
+		}
+	}()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
+	}
+	want := parquet.SchemaOf(new(T))
+	if _, err := parquet.Convert(want, pf.Schema()); err != nil {
+		return fmt.Errorf("%s: %w: unexpected schema: %v", path, ErrNotParquet, err)
+	}
+	r := parquet.NewGenericReader[T](pf, want)
+	defer r.Close()
+	buf := make([]T, 1024)
+	for {
+		// Cleared so that the reader allocates new values behind pointer
+		// fields rather than writing into the previous batch's.
+		clear(buf)
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := fn(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("%s: %w: %v", path, ErrNotParquet, rerr)
+		}
+	}
+}
+
+// readAllParquet reads every row of a file.
+func readAllParquet[T any](path string) ([]T, error) {
+	var out []T
+	err := readParquet(path, func(rows []T) error {
+		out = append(out, rows...)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,241 @@
+package rebuild
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rank"
+)
+
+// DefaultKeep is how many snapshots a rebuild keeps when Options.Keep is 0.
+const DefaultKeep = 10
+
+// Options configure a rebuild.
+type Options struct {
+	DataDir string    // holds rebuilds/
+	Now     time.Time // as-of time; the snapshot id is Now.UTC().Format(data.SnapshotIDLayout)
+	Tiers   data.TierTable
+	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
+	Rank    rank.Params // zero: rank.DefaultParams (Workers may be set alone)
+	Logger  *slog.Logger
+	// Progress, when set, is told the rows a stage has done now and then
+	// and once when the stage ends (for a progress line on a terminal).
+	Progress func(stage string, rows int64)
+
+	// failAt makes the rebuild fail when it reaches the named stage
+	// (tests: a rebuild that fails midway must leave `current` alone).
+	failAt string
+}
+
+// Source is what a rebuild reads: one consistent view of the store.
+// *graph.Snapshot is one.
+type Source interface {
+	NumDomains() uint32
+	Domains(fn func(*data.DomainState) error) error
+	Edges(fn func(*data.EdgeRecord) error) error
+	Visits(fn func(*data.VisitLogEntry) error) error
+}
+
+var _ Source = (*graph.Snapshot)(nil)
+
+// Run rebuilds a snapshot from one consistent view of the store, moves
+// `current` to it and prunes old snapshots. It returns the new manifest.
+// The store may be written (by a crawl) meanwhile: the view does not see it.
+func Run(ctx context.Context, store *graph.Store, opts Options) (*data.Manifest, error) {
+	return run(ctx, opts, func() (Source, func() error, error) {
+		sn, err := store.Snapshot()
+		if err != nil {
+			return nil, nil, fmt.Errorf("store snapshot: %w", err)
+		}
+		return sn, sn.Close, nil
+	})
+}
+
+// RunFrom is Run over any Source (benchmarks, tools that hold a view).
+func RunFrom(ctx context.Context, src Source, opts Options) (*data.Manifest, error) {
+	return run(ctx, opts, func() (Source, func() error, error) {
+		return src, func() error { return nil }, nil
+	})
+}
+
+func (o *Options) setDefaults() error {
+	if o.DataDir == "" {
+		return errors.New("rebuild: no data directory")
+	}
+	if o.Now.IsZero() {
+		return errors.New("rebuild: no as-of time")
+	}
+	o.Now = o.Now.UTC().Truncate(time.Second) // the id has seconds; so do the times derived from it
+	if o.Tiers == nil {
+		o.Tiers = data.DefaultTiers
+	}
+	if err := o.Tiers.Validate(); err != nil {
+		return err
+	}
+	if o.Keep == 0 {
+		o.Keep = DefaultKeep
+	}
+	if o.Keep < 1 {
+		return fmt.Errorf("rebuild: keep %d: want at least 1", o.Keep)
+	}
+	if o.Rank.Damping == 0 {
+		workers := o.Rank.Workers
+		o.Rank = rank.DefaultParams
+		o.Rank.Workers = workers
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+func run(ctx context.Context, opts Options, open func() (Source, func() error, error)) (*data.Manifest, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	id := opts.Now.Format(data.SnapshotIDLayout)
+	dir := filepath.Join(opts.DataDir, RebuildsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	release, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	final := filepath.Join(dir, id)
+	if _, err := os.Lstat(final); err == nil {
+		return nil, fmt.Errorf("%w: %s (one snapshot per as-of second; pass another --now or remove it)", ErrExists, final)
+	}
+	removed, err := cleanStale(dir)
+	if err != nil {
+		return nil, fmt.Errorf("removing what an earlier rebuild left: %w", err)
+	}
+	if len(removed) > 0 {
+		log.Info("removed what an earlier, interrupted rebuild left", "entries", removed)
+	}
+	prevID, err := currentID(dir)
+	if err != nil {
+		return nil, err
+	}
+
+	tmp, err := os.MkdirTemp(dir, tempPrefix+id+"-")
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp)
+		}
+	}()
+
+	b := &builder{opts: opts, log: log, tmp: tmp, counts: map[string]int64{}}
+	if prevID != "" {
+		b.prevDomains = filepath.Join(dir, prevID, data.DomainsFile)
+	}
+	start := time.Now()
+	src, closeSrc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	b.timed("snapshot", start, 0)
+	err = b.build(ctx, src)
+	if cerr := closeSrc(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the store snapshot: %w", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	// Commit: manifest, durable directory, rename, then `current`.
+	start = time.Now()
+	if err := b.stage(ctx, "commit"); err != nil {
+		return nil, err
+	}
+	m := &data.Manifest{
+		ID:            id,
+		AsOf:          opts.Now,
+		SchemaVersion: data.SchemaVersion,
+		Previous:      prevID,
+		Counts:        b.counts,
+		Rank:          b.rankInfo,
+		Tiers:         opts.Tiers,
+		CreatedAt:     time.Now().UTC(),
+	}
+	b.timed("commit", start, 0) // timed before writing so that the manifest includes it
+	m.Stages = b.stages
+	if err := writeManifest(filepath.Join(tmp, data.ManifestFile), m); err != nil {
+		return nil, err
+	}
+	if err := syncDir(tmp); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	committed = true
+	if err := syncDir(dir); err != nil {
+		return nil, err
+	}
+	if err := pointCurrent(dir, id); err != nil {
+		return nil, fmt.Errorf("snapshot %s is complete but %s could not be moved to it: %w", id, CurrentLink, err)
+	}
+	log.Info("snapshot complete", "id", id, "dir", final, "domains", b.counts[data.DomainsFile],
+		"edges", b.counts[data.EdgesFile], "ranked", b.rankInfo.Ranked, "seconds", time.Since(b.began).Seconds())
+
+	pruned, err := prune(dir, opts.Keep)
+	if err != nil {
+		return m, fmt.Errorf("snapshot %s is current, but pruning old snapshots failed: %w", id, err)
+	}
+	if len(pruned) > 0 {
+		log.Info("pruned old snapshots", "keep", opts.Keep, "removed", pruned)
+	}
+	return m, nil
+}
+
+func writeManifest(path string, m *data.Manifest) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetIndent("", "  ")
+	err = enc.Encode(m)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadManifest reads a snapshot's manifest.json.
+func ReadManifest(path string) (*data.Manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m data.Manifest
+	dec := json.NewDecoder(io.LimitReader(f, 16<<20))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: not a valid manifest: %v", path, err)
+	}
+	return &m, nil
+}
