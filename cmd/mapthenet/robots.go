@@ -19,6 +19,12 @@ func newRobotsCommand() *cobra.Command {
 		Short: "Read robots.txt files the way the crawler does",
 		Long: `Commands for site owners and operators to see how mapthenet reads a
 robots.txt file (RFC 9309).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("robots: unknown command %q (see \"mapthenet robots --help\")", args[0])
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(newRobotsCheckCommand())
 	return cmd

@@ -195,6 +195,16 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 	}
 }
 
+func TestRobotsUnknownSubcommand(t *testing.T) {
+	code, stdout, stderr := runCaptured(t, "robots", "chek", "/")
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "chek"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCaptured(t, "robots"); code != exitOK || !strings.Contains(stdout, "check") {
+		t.Errorf("robots alone: exit %d, stdout %q; want its help", code, stdout)
+	}
+}
+
 func TestRobotsCheckHelp(t *testing.T) {
 	code, stdout, _ := runCaptured(t, "robots", "check", "--help")
 	if code != exitOK {

@@ -54,7 +54,9 @@
 // as Google counts) wins; Allow wins a tie. No match: allowed. An empty
 // Allow or Disallow value is no rule at all. A pattern that starts with
 // neither "/" nor "*" can never match a path (the RFC's grammar requires
-// "/"). "/robots.txt" is always allowed.
+// "/"). "/robots.txt" is always allowed. Google's extensions beyond RFC
+// 9309 (such as reading "Allow: /index.html" as allowing "/" too) are not
+// applied.
 //
 // Both the pattern and the path are normalised before they are compared:
 // %XX of an unreserved character (letters, digits, "-", ".", "_", "~") is
