@@ -69,7 +69,6 @@ func TestCrawlSimweb(t *testing.T) {
 	opts.MinDelay = 20 * time.Millisecond
 	opts.MinDelaySet = true
 	opts.Platforms = []Platform{{Suffix: "neocities.org", Gap: 50 * time.Millisecond}}
-	opts.ResponseTimeout = 5 * time.Second
 	stats, err := Run(context.Background(), store, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -148,7 +148,7 @@ func TestErrorKinds(t *testing.T) {
 	closedAddr := closed.Addr().String()
 	closed.Close()
 
-	d := NewDialer(mapResolver{"example.com": {"127.0.0.1"}}, nil, time.Second, 0)
+	d := NewDialer(mapResolver{"example.com": {"127.0.0.1"}}, nil, 10*time.Second, 0)
 	cfg := newConfig(d)
 	c := cfg.NewClient()
 	defer c.Close()
