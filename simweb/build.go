@@ -188,6 +188,12 @@ func (b *builder) same(h *host, path, text string) link {
 	return link{href: href, text: text, host: h.name, path: normalizePath(path), site: b.s}
 }
 
+// sameAbs is a same-site link written as an absolute URL: the only way to
+// link another host of the site.
+func (b *builder) sameAbs(h *host, path, text string) link {
+	return link{href: h.origin() + path, text: text, host: h.name, path: normalizePath(path), site: b.s}
+}
+
 func (b *builder) bodyRel() string {
 	switch u := b.r.Float64(); {
 	case u < 0.07:
@@ -528,7 +534,7 @@ func (b *builder) bigPage(h *host) {
 		section{filler: 500, links: []link{b.ext(b.target(), "")}},
 		section{filler: 600 << 10, links: []link{b.ext(b.target(), "")}},
 		section{filler: 1400 << 10, links: []link{b.trap("after-1024KB")}},
-		section{filler: 1000 << 10},
+		section{filler: 1100 << 10},
 	)
 	p.gzip = true
 	h.put("/big", p)
@@ -564,11 +570,11 @@ func (b *builder) multiHost(h *host, pages int) {
 	www.redirectAll = h.origin()
 	blog.robots = robotsFile{groups: []robotsGroup{{agents: []string{"*"}, rules: []robotsRule{{pattern: "/drafts/"}}}}}
 	home := h.pages["/"]
-	home.sections[0].links = append(home.sections[0].links, b.same(blog, "/", "blog"))
+	home.sections[0].links = append(home.sections[0].links, b.sameAbs(blog, "/", "blog"))
 	// Relative links resolve against the page's own host: the blog's nav
 	// names the main site absolutely.
 	nav := append([]link{b.same(blog, "/", "Blog"),
-		{href: h.origin() + "/", text: "Main", host: h.name, path: "/", site: b.s}}, b.navExt...)
+		b.sameAbs(h, "/", "Main")}, b.navExt...)
 	blog.nav = nav
 	blog.put("/", htmlPage("blog", nav, section{filler: 300, links: []link{
 		b.same(blog, "/post/1", "first post"), b.same(blog, "/drafts/new", "draft"), b.ext(b.target(), ""),

@@ -40,7 +40,10 @@ type Edge struct {
 // unavailable, opted out, throttled or blocked at the home page, home page
 // errors) give no edges; KindThrottle429Date gives its home page's links,
 // never sitewide; KindMoved gives one followed edge to where it moved.
-func (w *Web) ExpectedEdges() []Edge { return w.ExpectedEdgesWithBudget(FirstVisitPages) }
+func (w *Web) ExpectedEdges() []Edge {
+	w.expectOnce.Do(func() { w.expected = w.ExpectedEdgesWithBudget(FirstVisitPages) })
+	return slices.Clone(w.expected)
+}
 
 // ExpectedEdgesWithBudget is ExpectedEdges for another page budget.
 func (w *Web) ExpectedEdgesWithBudget(pages int) []Edge {
@@ -203,14 +206,17 @@ func (wd *world) simulate(s *site, budget int) visitSim {
 		if p.feed != nil {
 			queue = append(queue, target{h, normalizePath(p.feed.href)})
 		}
-		p.rendered(false)
+		large := p.kind == pageHTML && p.large()
+		if large {
+			p.rendered(false) // for linkEnds
+		}
 		pageNo := -1
 		if p.kind == pageHTML {
 			pageNo = html
 			html++
 		}
 		for i, l := range p.links() {
-			if p.kind == pageHTML && p.linkEnds[i] > MaxBodyBytes {
+			if large && p.linkEnds[i] > MaxBodyBytes {
 				continue
 			}
 			follow := !p.nofollow && !l.relNofollow()

@@ -28,7 +28,9 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	defer func() {
 		entry.End = w.cfg.Clock()
 		entry.Status, entry.Bytes = rec.status, rec.bytes
-		entry.Aborted = rec.failed || (r.Context().Err() != nil && !rec.hijackd)
+		// Aborted: the write failed, or the handler ended with nothing
+		// written because the client left (or the web closed first).
+		entry.Aborted = rec.failed || (!rec.hijackd && (rec.status == 0 || r.Context().Err() != nil))
 		w.log.add(entry)
 	}()
 	h := w.world.byHost[hostName]

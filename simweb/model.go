@@ -110,6 +110,7 @@ type page struct {
 	noindex, nofollow bool
 
 	once     sync.Once
+	gzOnce   sync.Once
 	body     []byte
 	gzBody   []byte
 	linkEnds []int // byte offset where each link of links() ends in body

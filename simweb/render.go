@@ -80,10 +80,27 @@ var pngPixel = func() []byte {
 // allows it), rendering it once.
 func (p *page) rendered(gz bool) ([]byte, bool) {
 	p.once.Do(p.render)
-	if gz && p.gzBody != nil {
+	if gz && p.gzip {
+		p.gzOnce.Do(func() {
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			_, _ = zw.Write(p.body) // writing to memory cannot fail
+			_ = zw.Close()
+			p.gzBody = z.Bytes()
+		})
 		return p.gzBody, true
 	}
 	return p.body, false
+}
+
+// large reports whether the page may pass MaxBodyBytes: only then do its
+// links' positions matter.
+func (p *page) large() bool {
+	n := 0
+	for _, s := range p.sections {
+		n += s.filler
+	}
+	return n > MaxBodyBytes/2
 }
 
 func (p *page) render() {
@@ -101,13 +118,6 @@ func (p *page) render() {
 		renderJSONFeed(&b, p)
 	}
 	p.body = b.Bytes()
-	if p.gzip {
-		var z bytes.Buffer
-		zw := gzip.NewWriter(&z)
-		_, _ = zw.Write(p.body) // writing to memory cannot fail
-		_ = zw.Close()
-		p.gzBody = z.Bytes()
-	}
 }
 
 var esc = html.EscapeString

@@ -28,6 +28,9 @@ type Web struct {
 	ownDir bool
 	log    requestLog
 
+	expectOnce sync.Once
+	expected   []Edge
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
