@@ -78,7 +78,10 @@ func TestChecks(t *testing.T) {
 		want  []string
 	}{
 		{"clean", func(*logBuilder) {}, nil},
-		{"page before robots.txt", func(l *logBuilder) { l.at(0, "s00001.example", "/", 200); l.at(1, "s00001.example", "/robots.txt", 200) },
+		{"page before robots.txt", func(l *logBuilder) {
+			l.at(0, "s00001.example", "/", 200)
+			l.at(1, "s00001.example", "/robots.txt", 200)
+		},
 			[]string{"robots-first s00001.example"}},
 		{"second host without its robots.txt", func(l *logBuilder) { l.at(10, "www.multi-host.example", "/", 301) },
 			[]string{"robots-first multi-host.example"}},

@@ -47,7 +47,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.slow && !w.wait(r, w.cfg.SlowDelay) {
-		return
+		panic(http.ErrAbortHandler) // the client left: no answer at all
 	}
 	if isRobotsPath(r.RequestURI) {
 		w.serveRobots(rec, r, h)
@@ -107,7 +107,9 @@ func (w *Web) serveRobots(rw http.ResponseWriter, r *http.Request, h *host) {
 		case <-r.Context().Done():
 		case <-w.done:
 		}
-		return
+		// Returning would send an empty 200 that a racing client could
+		// still read: abort the connection instead.
+		panic(http.ErrAbortHandler)
 	}
 	hop, _ := strconv.Atoi(r.URL.Query().Get("hop"))
 	if hop < f.hops {
