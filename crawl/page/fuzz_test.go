@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/html"
 )
 
 // seedInputs adds the inputs of the data-driven cases under dir to f.
@@ -111,7 +113,29 @@ func FuzzReadHTML(f *testing.F) {
 			t.Errorf("error from an in-memory body: %v", err)
 		}
 		checkPage(t, p, rd)
+		checkTagNames(t, data)
 	})
+}
+
+// checkTagNames: tagName, read from the raw token, agrees with the
+// tokenizer's TagName wherever it matters (names shorter than maxTagName).
+func checkTagNames(t *testing.T, data []byte) {
+	z := html.NewTokenizer(bytes.NewReader(data))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken && tt != html.EndTagToken {
+			continue
+		}
+		var buf [maxTagName]byte
+		got := string(tagName(z.Raw(), tt == html.EndTagToken, &buf))
+		want, _ := z.TagName()
+		if len(want) < maxTagName && !bytes.ContainsAny(want, "\x00\ufffd") && got != string(want) {
+			t.Fatalf("tag %q: tagName %q, TagName %q", z.Raw(), got, want)
+		}
+	}
 }
 
 func FuzzReadFeed(f *testing.F) {

@@ -96,11 +96,11 @@ func (h *htmlReader) run(z *html.Tokenizer) {
 			}
 			h.addText(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			h.startTag(z, name, hasAttr)
+			var buf [maxTagName]byte
+			h.startTag(z, tagName(z.Raw(), false, &buf), true)
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			switch string(name) {
+			var buf [maxTagName]byte
+			switch string(tagName(z.Raw(), true, &buf)) {
 			case "a":
 				h.closeAnchor()
 			case "template":
@@ -108,7 +108,7 @@ func (h *htmlReader) run(z *html.Tokenizer) {
 					h.template--
 				}
 			default:
-				h.separate(name)
+				h.separate(tagName(z.Raw(), true, &buf))
 			}
 		}
 	}
@@ -158,6 +158,37 @@ func (h *htmlReader) startTag(z *html.Tokenizer, name []byte, hasAttr bool) {
 	default:
 		h.separate(name)
 	}
+}
+
+// maxTagName is longer than any tag name we act on; longer names are read
+// as "x" (some element we ignore).
+const maxTagName = 16
+
+// tagName reads a tag's name from its raw text ("<A href…", "</a>") into
+// buf, lower case. The tokenizer's TagName allocates a copy for every tag;
+// reading the raw bytes does not, and tags are most of a page's tokens.
+func tagName(raw []byte, end bool, buf *[maxTagName]byte) []byte {
+	i := 1
+	if end {
+		i = 2
+	}
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>' {
+			break
+		}
+		if n == maxTagName {
+			buf[0], n = 'x', 1
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return buf[:n]
 }
 
 // inline elements do not separate the words of anchor text; other tags do

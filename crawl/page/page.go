@@ -2,6 +2,7 @@ package page
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -165,7 +166,10 @@ func (c *collector) add(href string, base *url.URL, nofollow bool, words []strin
 		return
 	}
 	c.byRef[key] = len(c.raw)
-	c.raw = append(c.raw, rawLink{href: href, base: base, nofollow: nofollow, words: mergeWords(nil, words)})
+	// words is kept without copying, clipped so that a later merge
+	// appends to a copy, never into an array another link may share
+	// (a feed item's links share its title's words).
+	c.raw = append(c.raw, rawLink{href: href, base: base, nofollow: nofollow, words: slices.Clip(words)})
 }
 
 // links resolves the gathered hrefs against base, keeps http(s) ones and

@@ -84,6 +84,9 @@ func absolute(base *url.URL, href string) *url.URL {
 // into its A-label (IDNA, as browsers do), so that a link's host can be
 // requested and compared as is; "" when the name is not a valid one.
 func asciiHost(hostport string) string {
+	if isPlainHost(hostport) {
+		return hostport // the common case, without allocating
+	}
 	host, port := hostport, ""
 	if h, p, err := net.SplitHostPort(hostport); err == nil {
 		host, port = h, p
@@ -116,4 +119,19 @@ func asciiHost(hostport string) string {
 		return host + ":" + port
 	}
 	return host
+}
+
+// isPlainHost reports whether hostport is already lower-case ASCII letters,
+// digits, dots and hyphens with no port: nothing for asciiHost to do.
+func isPlainHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,9 @@ const (
 // The result is distinct, in order of first appearance, at most limit words
 // (limit <= 0: no limit).
 func Words(text string, limit int) []string {
+	// Lower-case the whole text once: words are then substrings of it,
+	// with no allocation per word (letters stay letters under ToLower).
+	text = strings.ToLower(text)
 	var out []string
 	start := -1
 	flush := func(end int) bool {
@@ -39,10 +42,9 @@ func Words(text string, limit int) []string {
 		if n < MinWordLen || n > MaxWordLen {
 			return true
 		}
-		if !norm.NFC.IsNormalString(w) {
-			w = norm.NFC.String(w)
+		if needsNFC(w) {
+			w = strings.ToLower(norm.NFC.String(w))
 		}
-		w = strings.ToLower(w)
 		if isStopword(w) {
 			return true
 		}
@@ -50,6 +52,9 @@ func Words(text string, limit int) []string {
 			if h == w {
 				return true
 			}
+		}
+		if out == nil {
+			out = make([]string, 0, 4) // most anchors have a few words
 		}
 		out = append(out, w)
 		return limit <= 0 || len(out) < limit
@@ -70,4 +75,16 @@ func Words(text string, limit int) []string {
 	}
 	flush(len(text))
 	return out
+}
+
+// needsNFC is a cheap pre-check for NFC normalisation: text with no code
+// point at or above U+0300 (where combining marks start) is already NFC.
+// It saves norm.NFC.IsNormalString, which allocates, on nearly every word.
+func needsNFC(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0xCC { // UTF-8 lead bytes of U+0300 and above
+			return !norm.NFC.IsNormalString(w)
+		}
+	}
+	return false
 }
