@@ -37,7 +37,11 @@ func buildWorld(cfg Config) (*world, error) {
 	if !cfg.NoNamed {
 		for _, n := range named {
 			if !slices.Contains(cfg.Skip, n.kind) {
-				w.addSite(n.name, n.kind, false)
+				name := n.name
+				if n.kind == KindPlatform {
+					name += cfg.Platform
+				}
+				w.addSite(name, n.kind, false)
 			}
 		}
 	}
@@ -55,7 +59,7 @@ func (w *world) addSite(name string, k Kind, generated bool) {
 		HTTPS: info.https, Generated: generated,
 	}}
 	if k == KindPlatform {
-		s.Platform = "neocities.org"
+		s.Platform = w.cfg.Platform
 	}
 	w.sites = append(w.sites, s)
 	w.byName[name] = s

@@ -25,7 +25,7 @@ type Rules struct {
 	Slack     time.Duration            // clock tolerance for the pace checks (for example 5ms)
 	MaxPages  int                      // pages per site per visit (0: FirstVisitPages)
 	UserAgent string                   // expected User-Agent ("" : not checked)
-	Platforms map[string]time.Duration // shared paces, e.g. {"neocities.org": 2s}
+	Platforms map[string]time.Duration // shared paces, e.g. {"github.io": 2s}
 }
 
 // CheckAll runs every check.

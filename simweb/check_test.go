@@ -51,7 +51,7 @@ func checkNames(vs []Violation) []string {
 func TestChecks(t *testing.T) {
 	w := newWeb(t, Config{Seed: 1, Sites: 2})
 	rules := Rules{MinDelay: time.Second, Slack: 5 * time.Millisecond, UserAgent: testUA,
-		Platforms: map[string]time.Duration{"neocities.org": 2 * time.Second}}
+		Platforms: map[string]time.Duration{"github.io": 2 * time.Second}}
 	clean := func(l *logBuilder) {
 		l.visit(0, "s00000.example", "/", "/p/1", "/feed.xml")
 		l.visit(0, "robots-rules.example", "/", "/private/open", "/index.php?x=1", "/p/1")
@@ -62,10 +62,10 @@ func TestChecks(t *testing.T) {
 		l.at(4, "crawl-delay.example", "/p/1", 200)
 		l.visit(0, "multi-host.example", "/")
 		l.visit(2, "blog.multi-host.example", "/")
-		l.at(0, "alice.neocities.org", "/robots.txt", 200)
-		l.at(2, "alice.neocities.org", "/", 200)
-		l.at(4, "bob.neocities.org", "/robots.txt", 200)
-		l.at(6, "bob.neocities.org", "/", 200)
+		l.at(0, "alice.github.io", "/robots.txt", 200)
+		l.at(2, "alice.github.io", "/", 200)
+		l.at(4, "bob.github.io", "/robots.txt", 200)
+		l.at(6, "bob.github.io", "/", 200)
 		l.visit(0, "throttle-429-date.example", "/")
 		l.at(2, "throttle-429-date.example", "/p/1", 429)
 		l.visit(0, "www-redirect.example")
@@ -107,7 +107,7 @@ func TestChecks(t *testing.T) {
 		}, nil},
 		{"too fast", func(l *logBuilder) { l.at(3.5, "s00000.example", "/p/2", 200) }, []string{"pace s00000.example"}},
 		{"crawl-delay", func(l *logBuilder) { l.at(5.5, "crawl-delay.example", "/p/2", 200) }, []string{"pace crawl-delay.example"}},
-		{"platform", func(l *logBuilder) { l.visit(1, "carol.neocities.org", "/") }, []string{"platform-pace neocities.org"}},
+		{"platform", func(l *logBuilder) { l.visit(1, "carol.github.io", "/") }, []string{"platform-pace github.io"}},
 		{"after 429", func(l *logBuilder) { l.at(3, "throttle-429-date.example", "/p/2", 200) }, []string{"stop-after-throttle throttle-429-date.example"}},
 		{"too many pages", func(l *logBuilder) {
 			l.visit(100, "s00001.example", "/", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/feed.json", "/x", "/y")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,13 @@ type Config struct {
 	// Skip leaves out the named special sites of these kinds (for example
 	// KindRobotsHang, KindSlow and KindCrawlDelay for a quick run).
 	Skip []Kind
+	// Platform is the shared platform of the three KindPlatform sites
+	// (alice.PLATFORM, bob.PLATFORM, carol.PLATFORM). It must be a suffix of
+	// the Public Suffix List's private section, so that each of them is a
+	// registrable domain of its own (empty: "github.io"). neocities.org,
+	// DESIGN.md's example, is not: the list shipped with golang.org/x/net
+	// v0.63.0 makes alice.neocities.org a host of neocities.org.
+	Platform string
 	// NoNamed leaves out every named special site.
 	NoNamed bool
 	// SlowDelay is how long KindSlow sites wait before each answer
@@ -71,6 +79,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SpecialShare > 0 && len(c.SpecialKinds) == 0 {
 		return c, errors.New("simweb: SpecialShare without SpecialKinds")
 	}
+	if c.Platform == "" {
+		c.Platform = "github.io"
+	}
+	c.Platform = strings.ToLower(strings.Trim(c.Platform, "."))
 	if c.SlowDelay == 0 {
 		c.SlowDelay = 200 * time.Millisecond
 	}

@@ -11,9 +11,9 @@
 //
 // Sites are registrable domains under TLDs the Public Suffix List does not
 // know ("s00042.example", "robots-5xx.example"), so their eTLD+1 is the name
-// itself; a few sit under neocities.org, a private-section suffix, so that
-// alice.neocities.org and bob.neocities.org are distinct registrable domains
-// sharing one platform.
+// itself; three sit under a shared platform (Config.Platform, github.io by
+// default, a suffix of the list's private section), so that alice.github.io
+// and bob.github.io are distinct registrable domains sharing one server.
 //
 // Assumptions behind ExpectedEdges (see expect.go): each site is visited once,
 // completely, with at least 8 pages per visit (the lowest tier's budget; the

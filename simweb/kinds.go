@@ -45,7 +45,7 @@ const (
 	KindWWWOnly     Kind = "www_only"     // only www. answers; the bare host refuses (connection closed)
 	KindWWWRedirect Kind = "www_redirect" // the bare host redirects every page to www.
 	KindMultiHost   Kind = "multi_host"   // home on the bare host, a blog. host with its own robots.txt
-	KindPlatform    Kind = "platform"     // a site of a shared platform (alice.neocities.org)
+	KindPlatform    Kind = "platform"     // a site of a shared platform (alice.github.io: Config.Platform)
 )
 
 // kindInfo is what a correct crawler sees of a kind.
@@ -152,7 +152,8 @@ var named = []struct {
 	{"www-only.example", KindWWWOnly},
 	{"www-redirect.example", KindWWWRedirect},
 	{"multi-host.example", KindMultiHost},
-	{"alice.neocities.org", KindPlatform},
-	{"bob.neocities.org", KindPlatform},
-	{"carol.neocities.org", KindPlatform},
+	// Config.Platform is appended to these three.
+	{"alice.", KindPlatform},
+	{"bob.", KindPlatform},
+	{"carol.", KindPlatform},
 }

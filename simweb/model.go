@@ -14,7 +14,7 @@ type Site struct {
 	Kind       Kind         // its behaviour
 	Hosts      []string     // every host name that answers for it
 	Home       string       // the home page URL a seed list names
-	Platform   string       // shared platform ("neocities.org"), else ""
+	Platform   string       // shared platform ("github.io"), else ""
 	Outcome    data.Outcome // what a correct crawler's visit ends with
 	HTTPStatus int          // the visits.http_status a correct crawler records (0: none)
 	HTTPS      bool         // whether HTTPS works for it

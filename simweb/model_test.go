@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -161,5 +163,24 @@ func TestNamedCases(t *testing.T) {
 	}
 	if n := w.ExpectedPages("calendar.example"); n != FirstVisitPages {
 		t.Errorf("calendar pages %d", n)
+	}
+}
+
+// Every host's registrable domain by the real Public Suffix List (private
+// section included) is its site's Domain, and link targets too.
+func TestRegistrableDomains(t *testing.T) {
+	w := newWeb(t, Config{Seed: 1, Sites: 5})
+	for _, s := range w.world.sites {
+		for _, h := range s.Hosts {
+			got, err := publicsuffix.EffectiveTLDPlusOne(h)
+			if err != nil || got != s.Domain {
+				t.Errorf("host %s: registrable domain %q (%v), site %s", h, got, err, s.Domain)
+			}
+		}
+	}
+	for _, e := range w.ExpectedEdges() {
+		if got, _ := publicsuffix.EffectiveTLDPlusOne(e.Dst); got != e.Dst {
+			t.Errorf("edge target %s is not a registrable domain (%s)", e.Dst, got)
+		}
 	}
 }

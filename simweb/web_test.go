@@ -115,7 +115,7 @@ func TestResponses(t *testing.T) {
 		{"https://multi-host.example/", 200, nil, []string{"https://blog.multi-host.example/"}},
 		{"https://blog.multi-host.example/robots.txt", 200, nil, []string{"Disallow: /drafts/"}},
 		{"https://www.multi-host.example/p/2", 301, map[string]string{"Location": "https://multi-host.example/p/2"}, nil},
-		{"https://alice.neocities.org/", 200, nil, []string{"neocities.org"}},
+		{"https://alice.github.io/", 200, nil, []string{"github.io"}},
 		{"http://http-only.example/", 200, nil, nil},
 		{"http://bad-cert.example/", 200, nil, nil},
 		{"https://slow.example/", 200, nil, nil},
