@@ -28,8 +28,12 @@
 //     URL"). Links are therefore resolved when the read ends. A base that is
 //     not http(s) or does not parse is ignored.
 //   - Links come from <a href> and <area href> (also SVG <a xlink:href>),
-//     http and https only after resolution, fragment removed, host lower
-//     case. javascript:, mailto:, data:, tel: … are dropped. The same URL
+//     http and https only after resolution, fragment and user:password@
+//     removed, host lower case and IDNA A-label (bücher.example →
+//     xn--bcher-kva.example). The href is cleaned as browsers do (white
+//     space trimmed, tabs and newlines removed, \ read as / in the path).
+//     javascript:, mailto:, data:, tel: … and hrefs Go's URL parser
+//     rejects are dropped. The same URL
 //     seen twice is one Link: Nofollow only if every occurrence was, words
 //     merged.
 //   - Ignored: anything inside <template> (inert content), the contents of
@@ -48,8 +52,13 @@
 //     advertised=true); Skip is not meant for them.
 //   - Removal proof: <meta name="mapthenet-verification" content> values
 //     land in Page.Verification.
-//   - Link words: see Words. Anchor text plus the alt text of images inside
-//     the anchor; <area alt>; a feed item's title for its links.
+//   - Link words: see Words and stopwords.go. Anchor text plus the alt text
+//     of images inside the anchor; <area alt>; a feed item's title for its
+//     links. Inline tags (<b>, <span> …) do not split words, other tags do.
+//     At most data.MaxWordsPerLink words per link; anchor text beyond 1 KB
+//     is ignored.
+//   - Limits: MaxLinks (10,000) distinct links per response
+//     (Page.LinksCapped), 16 advertised feeds, 16 verification values.
 //   - Feeds: RSS 2.0 and 1.0 (channel link, item link, item guid unless
 //     isPermaLink="false"), Atom (feed and entry <link> with rel alternate
 //     or no rel, resolved against xml:base), JSON Feed (home_page_url,

@@ -97,10 +97,11 @@ func (h *htmlReader) run(z *html.Tokenizer) {
 			h.addText(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken:
 			var buf [maxTagName]byte
-			h.startTag(z, tagName(z.Raw(), false, &buf), true)
+			h.startTag(z, tagName(z.Raw(), false, &buf))
 		case html.EndTagToken:
 			var buf [maxTagName]byte
-			switch string(tagName(z.Raw(), true, &buf)) {
+			name := tagName(z.Raw(), true, &buf)
+			switch string(name) {
 			case "a":
 				h.closeAnchor()
 			case "template":
@@ -108,13 +109,15 @@ func (h *htmlReader) run(z *html.Tokenizer) {
 					h.template--
 				}
 			default:
-				h.separate(tagName(z.Raw(), true, &buf))
+				h.separate(name)
 			}
 		}
 	}
 }
 
-func (h *htmlReader) startTag(z *html.Tokenizer, name []byte, hasAttr bool) {
+// startTag acts on a start tag. Attributes are read only for the few tags
+// that matter (TagAttr allocates); a tag without any yields none.
+func (h *htmlReader) startTag(z *html.Tokenizer, name []byte) {
 	switch string(name) {
 	case "template":
 		// <template/> opens a template too: HTML ignores the slash.
@@ -136,25 +139,21 @@ func (h *htmlReader) startTag(z *html.Tokenizer, name []byte, hasAttr bool) {
 	switch string(name) {
 	case "a":
 		h.closeAnchor() // an <a> closes any open one (no nesting in HTML)
-		h.openAnchor(z, hasAttr)
+		h.openAnchor(z)
 	case "area":
-		h.area(z, hasAttr)
+		h.area(z)
 	case "img":
-		if h.inAnchor && hasAttr {
+		if h.inAnchor {
 			h.imgAlt(z)
 		}
 	case "base":
-		if !h.baseSeen && hasAttr {
+		if !h.baseSeen {
 			h.baseTag(z)
 		}
 	case "meta":
-		if hasAttr {
-			h.meta(z)
-		}
+		h.meta(z)
 	case "link":
-		if hasAttr {
-			h.linkTag(z)
-		}
+		h.linkTag(z)
 	default:
 		h.separate(name)
 	}
@@ -217,11 +216,11 @@ func (h *htmlReader) addText(t []byte) {
 	}
 }
 
-func (h *htmlReader) openAnchor(z *html.Tokenizer, hasAttr bool) {
+func (h *htmlReader) openAnchor(z *html.Tokenizer) {
 	h.inAnchor = true
 	h.hasHref, h.href, h.nofollow = false, "", false
 	h.text = h.text[:0]
-	for more := hasAttr; more; {
+	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
 		switch string(k) {
@@ -248,10 +247,10 @@ func (h *htmlReader) closeAnchor() {
 	h.text = h.text[:0]
 }
 
-func (h *htmlReader) area(z *html.Tokenizer, hasAttr bool) {
+func (h *htmlReader) area(z *html.Tokenizer) {
 	var href, alt string
 	var has, nofollow bool
-	for more := hasAttr; more; {
+	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
 		switch string(k) {
