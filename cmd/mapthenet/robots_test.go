@@ -16,10 +16,10 @@ var updateRobots = flag.Bool("update-robots", false, "rewrite the robots check g
 
 const robotsCheckDir = "../../crawl/robots/testdata/check"
 
-// runCaptured runs the command line as main does and returns its exit code
+// runRobotsCaptured runs the command line as main does and returns its exit code
 // and what it wrote to stdout and stderr. It swaps os.Stdout and os.Stderr
 // for files, so tests that use it must not run in parallel.
-func runCaptured(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runRobotsCaptured(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	dir := t.TempDir()
 	outF, err := os.Create(filepath.Join(dir, "stdout"))
@@ -41,7 +41,7 @@ func runCaptured(t *testing.T, args ...string) (code int, stdout, stderr string)
 	return code, string(o), string(e)
 }
 
-func checkGolden(t *testing.T, name, got string) {
+func checkRobotsGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join(robotsCheckDir, name)
 	if *updateRobots {
@@ -72,20 +72,20 @@ var robotsCheckURLs = []string{
 
 func TestRobotsCheckText(t *testing.T) {
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot"}, robotsCheckURLs...)
-	code, stdout, stderr := runCaptured(t, args...)
+	code, stdout, stderr := runRobotsCaptured(t, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
-	checkGolden(t, "check.golden.txt", stdout)
+	checkRobotsGolden(t, "check.golden.txt", stdout)
 }
 
 func TestRobotsCheckJSON(t *testing.T) {
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot", "--json"}, robotsCheckURLs...)
-	code, stdout, stderr := runCaptured(t, args...)
+	code, stdout, stderr := runRobotsCaptured(t, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
-	checkGolden(t, "check.golden.json", stdout)
+	checkRobotsGolden(t, "check.golden.json", stdout)
 
 	// Exactly one object, of the documented shape.
 	dec := json.NewDecoder(strings.NewReader(stdout))
@@ -119,7 +119,7 @@ func TestRobotsCheckNoCrawlDelay(t *testing.T) {
 	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "--json", "https://example.com/")
+	code, stdout, stderr := runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "--json", "https://example.com/")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -137,7 +137,7 @@ func TestRobotsCheckNoCrawlDelay(t *testing.T) {
 	if stdout != want {
 		t.Errorf("got\n%s\nwant\n%s", stdout, want)
 	}
-	code, stdout, _ = runCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "/robots.txt", "/x")
+	code, stdout, _ = runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "/robots.txt", "/x")
 	if want := "allowed    /robots.txt\ndisallowed /x\ncrawl-delay none\n"; code != exitOK || stdout != want {
 		t.Errorf("exit %d, got\n%s\nwant\n%s", code, stdout, want)
 	}
@@ -149,7 +149,7 @@ func TestRobotsCheckTruncatedNote(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCaptured(t, "robots", "check", "--file", file, "--agent", "MapTheNetBot", "/")
+	code, stdout, stderr := runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "MapTheNetBot", "/")
 	if code != exitOK || stdout != "allowed    /\ncrawl-delay none\n" {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
@@ -181,7 +181,7 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCaptured(t, append([]string{"robots", "check"}, tt.args...)...)
+			code, stdout, stderr := runRobotsCaptured(t, append([]string{"robots", "check"}, tt.args...)...)
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
 			}
@@ -196,17 +196,17 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 }
 
 func TestRobotsUnknownSubcommand(t *testing.T) {
-	code, stdout, stderr := runCaptured(t, "robots", "chek", "/")
+	code, stdout, stderr := runRobotsCaptured(t, "robots", "chek", "/")
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "chek"`) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if code, stdout, _ := runCaptured(t, "robots"); code != exitOK || !strings.Contains(stdout, "check") {
+	if code, stdout, _ := runRobotsCaptured(t, "robots"); code != exitOK || !strings.Contains(stdout, "check") {
 		t.Errorf("robots alone: exit %d, stdout %q; want its help", code, stdout)
 	}
 }
 
 func TestRobotsCheckHelp(t *testing.T) {
-	code, stdout, _ := runCaptured(t, "robots", "check", "--help")
+	code, stdout, _ := runRobotsCaptured(t, "robots", "check", "--help")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
