@@ -102,7 +102,6 @@ func (v *visit) run(ctx context.Context) error {
 	var home *url.URL
 	var lastErr *fetch.Error
 	for _, host := range []string{v.domain, "www." + v.domain} {
-		dnsFailed := false
 		for _, scheme := range []string{"https", "http"} {
 			origin := &url.URL{Scheme: scheme, Host: host, Path: "/"}
 			hr, err := v.robotsFor(ctx, origin)
@@ -113,13 +112,17 @@ func (v *visit) run(ctx context.Context) error {
 				// Not answering here: try the next scheme or host.
 				lastErr = hr.err
 				if hr.err.Kind == fetch.KindDNS {
-					dnsFailed = true
-					break
+					break // no such host: its other scheme cannot answer either
 				}
 				continue
 			}
 			v.res.RobotsReadAt = hr.readAt
 			v.res.RobotsStatus = hr.status
+			v.facts(ctx, host)
+			if hr.err == nil && hr.status != 0 {
+				https := scheme == "https"
+				v.res.HTTPS = &https
+			}
 			switch {
 			case hr.err != nil:
 				return v.fail(data.OutcomeRobotsUnavailable, "robots.txt: "+hr.err.Short())
@@ -139,10 +142,8 @@ func (v *visit) run(ctx context.Context) error {
 			break
 		}
 		if home != nil {
-			v.facts(ctx, host)
 			break
 		}
-		_ = dnsFailed
 	}
 	if home == nil {
 		if lastErr == nil {

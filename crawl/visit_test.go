@@ -408,3 +408,36 @@ func TestVisitSitewideNeedsThreePagesAndCompleteness(t *testing.T) {
 }
 
 type ConnectTo = fetch.ConnectTo
+
+func TestVisitHomeTimeout(t *testing.T) {
+	w := newWeb(t)
+	block := make(chan struct{})
+	defer close(block)
+	w.on("a.test/", func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	})
+	opts := w.options()
+	opts.ResponseTimeout = 200 * time.Millisecond
+	res := visitOf(t, w, opts, "a.test", 8)
+	if res.Outcome != data.OutcomeTimeout || res.Error != "timeout" || res.Pages != 0 || res.Complete {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestVisitFacts(t *testing.T) {
+	w := newWeb(t)
+	w.html("a.test/", htmlPage())
+	opts := w.options()
+	db, err := ReadASN(strings.NewReader("1.0.0.0\t1.0.0.255\t13335\tUS\tCLOUDFLARENET\n127.0.0.0\t127.255.255.255\t64512\tZZ\tLoopback Net\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ASN = db
+	res := visitOf(t, w, opts, "a.test", 8)
+	if res.IPv6 == nil || *res.IPv6 || res.ASN != 64512 || res.NetworkOperator != "Loopback Net" || res.HTTPS == nil || *res.HTTPS {
+		t.Fatalf("facts: ipv6 %v asn %d %q https %v", res.IPv6, res.ASN, res.NetworkOperator, res.HTTPS)
+	}
+}

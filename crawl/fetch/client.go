@@ -180,6 +180,8 @@ func (e *Error) Short() string {
 		switch {
 		case strings.Contains(msg, "refused"):
 			return "connection refused"
+		case strings.Contains(msg, "timeout"):
+			return "connect timeout"
 		case strings.Contains(msg, "reset"):
 			return "connection reset"
 		case strings.Contains(msg, "unreachable"):
@@ -215,9 +217,14 @@ func classify(ctx context.Context, err error) *Error {
 	var x509Host x509.HostnameError
 	var x509Invalid x509.CertificateInvalidError
 	var netErr net.Error
+	var dialErr *net.OpError
 	switch {
 	case ctx.Err() == context.Canceled:
 		return &Error{Kind: KindCanceled, Err: err}
+	case errors.As(err, &dialErr) && dialErr.Op == "dial" && dialErr.Timeout():
+		// Nothing answered the connection: a connect failure (the next
+		// scheme or host may answer), not a slow server.
+		return &Error{Kind: KindConnect, Err: err}
 	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
 		return &Error{Kind: KindDNS, Err: err}
 	case errors.As(err, &certErr), errors.As(err, &recErr), errors.As(err, &alert),

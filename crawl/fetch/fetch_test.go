@@ -230,3 +230,19 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatalf("%d connections at once, cap 2", maxSeen.Load())
 	}
 }
+
+func FuzzParseConnectTo(f *testing.F) {
+	for _, s := range []string{"::127.0.0.1:8080", "a.com:443:[::1]:8443", "[:", "::::", "a:1:b:2:c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseConnectTo(s)
+		if err != nil {
+			return
+		}
+		h, p := apply([]ConnectTo{c}, "example.com", "443")
+		if h == "" && c.ToHost != "" || p == "" {
+			t.Fatalf("%q: apply gave %q:%q", s, h, p)
+		}
+	})
+}

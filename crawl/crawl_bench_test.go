@@ -1,0 +1,105 @@
+package crawl
+
+import (
+	"context"
+	"crypto/tls"
+	"sync"
+	"flag"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/simweb"
+)
+
+var benchSites = flag.Int("bench-sites", 10000, "sites in BenchmarkCrawlSimweb's simulated web")
+
+// warmCertificates makes the simulated web mint every host's certificate
+// before the clock starts: simweb signs them one at a time on first use, a
+// cost of the test server, not of the crawler.
+func warmCertificates(b *testing.B, w *simweb.Web) {
+	hosts := make(chan string)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range hosts {
+				c, err := tls.Dial("tcp", w.Addr(), &tls.Config{ServerName: h, RootCAs: w.CertPool()})
+				if err == nil {
+					c.Close()
+				}
+			}
+		}()
+	}
+	for _, s := range w.Sites() {
+		for _, h := range s.Hosts {
+			hosts <- h
+		}
+	}
+	close(hosts)
+	wg.Wait()
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCrawlSimweb crawls a simulated web of -bench-sites sites with
+// --min-delay 0, every site seeded, into an on-disk store, and reports
+// pages/s and CPU time per page. The simulated web's servers run in the
+// same process, so the CPU figure includes serving the pages too.
+//
+//	go test -run '^$' -bench CrawlSimweb -benchtime 1x ./crawl/
+func BenchmarkCrawlSimweb(b *testing.B) {
+	w, opts := startSimweb(b, simweb.Config{Seed: 1, Sites: *benchSites, NoNamed: true,
+		Logger: slog.New(slog.DiscardHandler)})
+	seeds := filepath.Join(b.TempDir(), "seeds.txt")
+	if err := w.WriteSeeds(seeds); err != nil {
+		b.Fatal(err)
+	}
+	warmCertificates(b, w)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		store, err := graph.Open(filepath.Join(b.TempDir(), "store"), graph.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := opts
+		o.Seeds = []string{seeds}
+		o.UntilIdle = true
+		o.MinDelaySet = true
+		o.MinDelay = 0
+		w.Reset()
+		b.StartTimer()
+		cpu0, t0 := cpuTime(), time.Now()
+		stats, err := Run(context.Background(), store, o)
+		elapsed, cpu := time.Since(t0), cpuTime()-cpu0
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		store.Close()
+		b.ReportMetric(float64(stats.Pages)/elapsed.Seconds(), "pages/s")
+		b.ReportMetric(float64(cpu.Microseconds())/float64(max(1, stats.Pages)), "cpu-µs/page")
+		b.ReportMetric(float64(stats.Visits), "visits")
+		b.ReportMetric(float64(len(w.Requests())), "requests")
+		if v := w.CheckAll(w.Requests(), simweb.Rules{}); len(v) > 0 {
+			var s []string
+			for _, x := range v[:min(5, len(v))] {
+				s = append(s, x.String())
+			}
+			b.Errorf("%d violations, e.g.\n%s", len(v), strings.Join(s, "\n"))
+		}
+		b.StartTimer()
+	}
+}
