@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// Skip reports whether a link's path extension says the resource is neither
-// HTML nor a feed, so that it is never requested (DESIGN.md: images, PDF,
-// archives, media …). A path without an extension, or with one not in the
-// table (.html, .php, .asp, .xml …), is not skipped: the response's
-// Content-Type decides then. Advertised feeds are not meant to pass here.
+// Skip reports whether a link's path extension says the resource is not
+// HTML, so that it is never requested (DESIGN.md: images, PDF, archives,
+// media …). A path without an extension, or with one not in the table
+// (.html, .php, .asp …), is not skipped: the response's Content-Type decides
+// then. Feed and data extensions (.xml, .rss, .atom, .json) are skipped
+// too: a feed is read only when a page advertises it (Classify), and
+// advertised feeds are requested without asking Skip.
 func Skip(u *url.URL) bool {
 	if u == nil {
 		return true
@@ -37,6 +39,8 @@ var skipExt = func() map[string]struct{} {
 		"mp3 wav ogg oga ogv opus flac aac m4a m4b m4v mp4 mov avi mkv webm wmv wma flv f4v mpg mpeg m2ts ts 3gp 3g2 mid midi aiff amr m3u m3u8 pls",
 		// fonts, styles, scripts and other page assets
 		"woff woff2 ttf otf eot css js mjs cjs map wasm swf",
+		// feeds and data: read only as advertised feeds, which bypass Skip
+		"xml rss atom rdf json jsonld xsl xslt",
 		// data and code
 		"sql db sqlite mdb dat bak parquet arrow csv gpx kml kmz shp dwg dxf stl obj",
 	} {
