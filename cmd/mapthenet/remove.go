@@ -1,11 +1,222 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mapthenet/mapthenet/crawl/removal"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
+	"github.com/mapthenet/mapthenet/graph"
+)
 
 func newRemoveCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "remove",
-		Short: "(not built yet: issue 4)",
-		RunE:  notYet(4),
+		Short: "Remove a domain for good at its owner's verified request",
+		Long: `A site owner can have their domain removed from every file mapthenet keeps.
+The operator hands out a token ("remove token"); the owner publishes it on the
+domain; "remove verify" checks it and removes the domain from the store, so
+it is absent from every later snapshot, its links to and from other domains
+are dropped, and it is never visited or recorded again.
+
+Proofs, tried in this order:
+  dns    a TXT record "` + removal.TXTPrefix + `TOKEN" on the domain
+  file   ` + removal.FilePath + ` holding the token (https, then http)
+  meta   <meta name="` + removal.MetaName + `" content="TOKEN"> on the home page
+
+The store must not be open in another process (a running crawl): stop it
+first, or run the removal again after it (exit status 3 says it was busy).`,
+		Example: `  mapthenet remove token example.com
+  mapthenet remove verify example.com
+  mapthenet remove force example.com --reason "owner asked by e-mail from admin@example.com"`,
 	}
+	cmd.RunE = unknownSubcommand
+	cmd.AddCommand(newRemoveTokenCommand(), newRemoveVerifyCommand(), newRemoveForceCommand())
+	return cmd
+}
+
+// oneDomain takes exactly one DOMAIN argument and normalises it to the
+// registrable domain, as the store names it.
+func oneDomain(cmd *cobra.Command, args []string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("%s needs exactly one DOMAIN (got %d arguments)", cmd.CommandPath(), len(args))
+	}
+	d, err := graph.Normalize(args[0])
+	if err != nil {
+		return "", usagef("%v", err)
+	}
+	return d, nil
+}
+
+func newRemoveTokenCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "token DOMAIN",
+		Short: "Print the verification token of a domain and how to publish it",
+		Long: `token prints the domain's verification token: the same every time for
+that domain and this data directory (an HMAC of the domain under a secret
+created on first use in <data-dir>/keys/` + removal.SecretFile + `, mode 0600).
+DOMAIN may be a host or URL; it is reduced to its registrable domain.`,
+		Example: `  mapthenet remove token example.com
+  mapthenet remove token https://www.example.co.uk/page   # token of example.co.uk`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			domain, err := oneDomain(cmd, args)
+			if err != nil {
+				return err
+			}
+			secret, err := removal.LoadOrCreateSecret(keysDir())
+			if err != nil {
+				return err
+			}
+			printTokenHelp(cmd.OutOrStdout(), domain, removal.Token(secret, domain))
+			return nil
+		},
+	}
+}
+
+func printTokenHelp(out io.Writer, domain, tok string) {
+	fmt.Fprintf(out, "token for %s: %s\n\n", domain, tok)
+	fmt.Fprintf(out, "To prove you control %s, publish the token in one of these ways:\n\n", domain)
+	fmt.Fprintf(out, "  1. DNS: a TXT record on %s:\n       %s%s\n\n", domain, removal.TXTPrefix, tok)
+	fmt.Fprintf(out, "  2. File: https://%s%s (or http://) holding:\n       %s\n\n", domain, removal.FilePath, tok)
+	fmt.Fprintf(out, "  3. Meta tag in the home page https://%s/ :\n       <meta name=\"%s\" content=\"%s\">\n\n",
+		domain, removal.MetaName, tok)
+	fmt.Fprintf(out, "then run: mapthenet remove verify %s\n", domain)
+}
+
+// newRemovalChecker builds the proof checker: the system resolver, and
+// signed fetches with the crawler's timeouts. Tests replace it to point the
+// domain at loopback.
+var newRemovalChecker = func(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker {
+	rt := webbotauth.NewTransport(removal.NewTransport(nil), signer, clock)
+	return &removal.Checker{Resolver: net.DefaultResolver, Client: removal.NewHTTPClient(rt)}
+}
+
+func newRemoveVerifyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify DOMAIN",
+		Short: "Check the owner's proof and, if one holds, remove the domain",
+		Long: `verify looks for the token of "remove token" on the domain: a DNS TXT record,
+then the file ` + removal.FilePath + ` (https, then http), then the
+home page's meta tag. Fetches are signed like the crawler's, follow at most
+5 redirects within the domain, read little and time out after 30 s.
+
+When a proof holds, the domain is removed from the store, and the removal is
+logged with its proof and time. When none holds, nothing is removed, the
+command prints what each proof found and exits with status 1.`,
+		Example: `  mapthenet remove verify example.com
+  mapthenet remove verify example.com --now 2026-12-02T10:00:00Z`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			domain, err := oneDomain(cmd, args)
+			if err != nil {
+				return err
+			}
+			now, err := global.now()
+			if err != nil {
+				return err
+			}
+			return runRemoveVerify(cmd.Context(), cmd.OutOrStdout(), domain, now)
+		},
+	}
+	addNowFlag(cmd)
+	return cmd
+}
+
+func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time.Time) error {
+	secret, err := removal.LoadSecret(keysDir())
+	if err != nil {
+		return err
+	}
+	kr, created, err := webbotauth.LoadOrCreate(keysDir(), now)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(out, "created a signing key in %s (the proof fetches are signed)\n", keysDir())
+	}
+	signer, err := webbotauth.NewSigner(kr, webbotauth.SignerOptions{})
+	if err != nil {
+		return err
+	}
+	clock := func() time.Time { return now }
+	if global.Now == "" {
+		clock = time.Now
+	}
+	chk := newRemovalChecker(signer, clock)
+	// The proofs are checked before the store is opened, so a slow site
+	// never holds the store's lock.
+	res := chk.Check(ctx, domain, removal.Token(secret, domain))
+	for _, a := range res.Attempts {
+		fmt.Fprintln(out, a.String())
+	}
+	if !res.Verified() {
+		return removal.RemoveProven(nil, res, now, global.logger) // logs, removes nothing
+	}
+	return withStore(func(st *graph.Store) error {
+		if err := removal.RemoveProven(st, res, now, global.logger); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s removed (proof: %s)\n", domain, res.Proof())
+		return nil
+	})
+}
+
+// withStore opens the store for one removal. A store held by another
+// process (a running crawl) is exit status 3.
+func withStore(fn func(*graph.Store) error) (err error) {
+	st, err := graph.Open(filepath.Join(global.DataDir, "store"), graph.Options{Logger: global.logger})
+	if errors.Is(err, graph.ErrLocked) {
+		return busyError{fmt.Errorf("%w: stop the running crawl, or run the removal again after it", err)}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(st)
+}
+
+func newRemoveForceCommand() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "force DOMAIN --reason TEXT",
+		Short: "Remove a domain without a published proof (the operator verified the owner)",
+		Long: `force removes the domain as verify does, without looking for a proof: for
+an owner the operator has verified another way (an e-mail from the domain's
+registered contact, say). --reason is required and is recorded and logged
+with the removal.`,
+		Example: `  mapthenet remove force example.com --reason "owner asked by e-mail from admin@example.com, 2026-12-01"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			domain, err := oneDomain(cmd, args)
+			if err != nil {
+				return err
+			}
+			if reason == "" {
+				return usagef("remove force: --reason is required (who asked, and how you verified them)")
+			}
+			now, err := global.now()
+			if err != nil {
+				return err
+			}
+			return withStore(func(st *graph.Store) error {
+				if err := removal.Force(domain, reason, st, now, global.logger); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s removed (forced: %s)\n", domain, reason)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, and how the owner was verified (required)")
+	addNowFlag(cmd)
+	return cmd
 }

@@ -62,7 +62,9 @@ type fakeResolver struct {
 	err  error
 }
 
-func (f fakeResolver) LookupTXT(_ context.Context, name string) ([]string, error) { return f.recs, f.err }
+func (f fakeResolver) LookupTXT(_ context.Context, name string) ([]string, error) {
+	return f.recs, f.err
+}
 
 type fakeRemover struct {
 	calls []string

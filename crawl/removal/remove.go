@@ -20,20 +20,25 @@ const VerifiedReason = "owner request, verified"
 // result says what each proof found and the error wraps ErrNotProven.
 // domain must be normalised (graph.Normalize).
 func Verify(ctx context.Context, domain string, secret []byte, chk *Checker, rm Remover, now time.Time, log *slog.Logger) (*Result, error) {
-	log = orDiscard(log)
 	res := chk.Check(ctx, domain, Token(secret, domain))
+	return res, RemoveProven(rm, res, now, log)
+}
+
+// RemoveProven removes res.Domain through rm when res holds a proof; when
+// it does not, it logs what was tried, removes nothing and returns an error
+// wrapping ErrNotProven. It lets a caller check the proofs (slow, on the
+// network) before taking the store.
+func RemoveProven(rm Remover, res *Result, now time.Time, log *slog.Logger) error {
+	log = orDiscard(log)
 	if !res.Verified() {
 		tried := make([]string, len(res.Attempts))
 		for i, a := range res.Attempts {
 			tried[i] = a.String()
 		}
-		log.Info("removal not proven", "domain", domain, "tried", strings.Join(tried, " | "))
-		return res, fmt.Errorf("%s: %w; nothing removed", domain, ErrNotProven)
+		log.Info("removal not proven", "domain", res.Domain, "at", now, "tried", strings.Join(tried, " | "))
+		return fmt.Errorf("%s: %w; nothing removed", res.Domain, ErrNotProven)
 	}
-	if err := remove(rm, domain, VerifiedReason, res.Proof(), now, log); err != nil {
-		return res, err
-	}
-	return res, nil
+	return remove(rm, res.Domain, VerifiedReason, res.Proof(), now, log)
 }
 
 // Force removes domain without a proof, for an operator who verified the
