@@ -73,6 +73,9 @@ func (g *Generator) WriteEdgesParquet(path string) (err error) {
 		err = w.Close()
 	}
 	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes it 0600
+	}
+	if err == nil {
 		err = tmp.Close()
 	}
 	if err == nil {

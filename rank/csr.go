@@ -1,0 +1,160 @@
+package rank
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// BuildCSR builds the in-edge CSR of the graph of n nodes whose edges are
+// src[i]→dst[i]: self-loops are dropped, duplicate edges kept once, and
+// OutDegree counts distinct out-edges. It does not modify src or dst.
+// workers <= 0 means GOMAXPROCS. The result is the same for any workers
+// and any order of the edges.
+//
+// It is a counting sort by dst (each worker counts and places its own
+// contiguous share of the edges, so the placement is the sequential one),
+// then a sort and dedupe of each node's sources.
+func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
+	if len(src) != len(dst) {
+		return nil, fmt.Errorf("rank: %d sources but %d targets", len(src), len(dst))
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	m := len(src)
+	// Small inputs are not worth the per-worker count arrays.
+	parts := max(1, min(workers, m/(1<<20)))
+
+	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
+	counts := make([][]uint32, parts)
+	errs := make([]error, parts)
+	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
+	parallel(parts, func(k int) {
+		c := make([]uint32, n)
+		lo, hi := span(k)
+		for i := lo; i < hi; i++ {
+			s, t := src[i], dst[i]
+			if s >= n || t >= n {
+				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(n)-1)
+				return
+			}
+			if s != t {
+				c[t]++
+			}
+		}
+		counts[k] = c
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Offsets, and each part's first slot per node (counts[k] becomes
+	// part k's write cursor).
+	offsets := make([]uint32, int(n)+1)
+	var total uint64
+	for v := range n {
+		offsets[v] = uint32(total)
+		for k := range parts {
+			c := counts[k][v]
+			counts[k][v] = uint32(total)
+			total += uint64(c)
+		}
+	}
+	if total > 1<<32-1 {
+		return nil, fmt.Errorf("rank: %d edges is more than this CSR can hold", total)
+	}
+	offsets[n] = uint32(total)
+	sources := make([]uint32, total)
+
+	// Pass 2: place every source under its target.
+	parallel(parts, func(k int) {
+		cur := counts[k]
+		lo, hi := span(k)
+		for i := lo; i < hi; i++ {
+			s, t := src[i], dst[i]
+			if s != t {
+				sources[cur[t]] = s
+				cur[t]++
+			}
+		}
+	})
+	counts = nil
+
+	g := &CSR{N: n, Offsets: offsets, Sources: sources}
+	g.dedupe(workers)
+	g.countOut(workers)
+	return g, nil
+}
+
+// dedupe sorts each node's sources and drops repeats, compacting Sources
+// and rewriting Offsets.
+func (g *CSR) dedupe(workers int) {
+	n := g.N
+	kept := make([]uint32, n)
+	bounds := g.chunks()
+	forChunks(len(bounds)-1, workers, func(c int) {
+		for v := bounds[c]; v < bounds[c+1]; v++ {
+			seg := g.Sources[g.Offsets[v]:g.Offsets[v+1]]
+			if !slices.IsSorted(seg) {
+				slices.Sort(seg)
+			}
+			kept[v] = uint32(len(slices.Compact(seg)))
+		}
+	})
+	// Compact in increasing node order: a segment only ever moves down.
+	w := uint32(0)
+	for v := range n {
+		lo := g.Offsets[v]
+		if w != lo {
+			copy(g.Sources[w:], g.Sources[lo:lo+kept[v]])
+		}
+		g.Offsets[v] = w
+		w += kept[v]
+	}
+	g.Offsets[n] = w
+	if int(w) < len(g.Sources) {
+		g.Sources = slices.Clip(g.Sources[:w])
+	}
+}
+
+// countOut fills OutDegree from the deduplicated in-edges.
+func (g *CSR) countOut(workers int) {
+	m := len(g.Sources)
+	parts := max(1, min(workers, m/(1<<20)))
+	counts := make([][]uint32, parts)
+	parallel(parts, func(k int) {
+		c := make([]uint32, g.N)
+		for _, s := range g.Sources[k*m/parts : (k+1)*m/parts] {
+			c[s]++
+		}
+		counts[k] = c
+	})
+	out := counts[0]
+	for _, c := range counts[1:] {
+		for v, x := range c {
+			out[v] += x
+		}
+	}
+	g.OutDegree = out
+}
+
+// parallel runs fn(0..k-1) on k goroutines and waits for them.
+func parallel(k int, fn func(i int)) {
+	if k == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}

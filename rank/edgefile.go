@@ -1,0 +1,185 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// Summary tells what RankEdgeFile did.
+type Summary struct {
+	Domains       int     // distinct domain names in the edge file
+	Rows          int64   // edge rows read, nofollow and self-loops included
+	FollowedEdges int     // distinct followed edges ranked over (no self-loops)
+	Ranked        int     // domains with a rank (at least one followed in-link)
+	Iterations    int     // PageRank iterations
+	Residual      float64 // L1 change of the last iteration
+	Stages        []data.StageTiming
+}
+
+// Stage names in Summary.Stages, in order.
+const (
+	StageRead     = "read"     // decode Parquet and intern names
+	StageRenumber = "renumber" // ids in name order
+	StageCSR      = "csr"
+	StagePageRank = "pagerank"
+	StageRanks    = "ranks"
+	StageWrite    = "write"
+)
+
+// RankEdgeFile ranks the domains of an edge list: it reads the `src` and
+// `dst` string columns of the Parquet file inPath (and `nofollow` when
+// present: nofollow rows name domains but give no edge), computes
+// PageRank over the followed edges as DESIGN.md says and writes outPath: a
+// Parquet file (zstd) of data.RankRow, ranked domains by rank, then the
+// unranked ones by name. outPath appears only once complete. The result
+// does not depend on the order of the input rows nor on p.Workers.
+// logger may be nil.
+func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger *slog.Logger) (Summary, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p, err := p.withDefaults()
+	if err != nil {
+		return Summary{}, err
+	}
+	var sum Summary
+	clock := time.Now()
+	stage := func(name string, rows int64) {
+		now := time.Now()
+		sum.Stages = append(sum.Stages, data.StageTiming{Stage: name, Seconds: now.Sub(clock).Seconds(), Rows: rows})
+		logger.Debug("rank stage done", "stage", name, "seconds", now.Sub(clock).Seconds(), "rows", rows)
+		clock = now
+	}
+
+	el, err := readEdges(ctx, inPath)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Domains, sum.Rows = len(el.names), el.rows
+	stage(StageRead, el.rows)
+	logger.Info("read edge file", "file", inPath, "rows", el.rows, "domains", sum.Domains, "followed_rows", len(el.src))
+
+	names := renumber(el.names, el.src, el.dst, p.Workers)
+	el.names = nil
+	stage(StageRenumber, int64(len(names)))
+
+	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, p.Workers)
+	if err != nil {
+		return Summary{}, err
+	}
+	el = nil // let the edge arrays go before PageRank allocates
+	sum.FollowedEdges = g.NumEdges()
+	stage(StageCSR, int64(g.NumEdges()))
+
+	res, err := PageRank(ctx, g, p)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Iterations, sum.Residual = res.Iterations, res.Residual
+	stage(StagePageRank, int64(res.Iterations))
+	if res.Residual >= p.Tolerance && g.N > 0 {
+		logger.Warn("PageRank stopped before converging", "iterations", res.Iterations, "residual", res.Residual, "tolerance", p.Tolerance)
+	}
+
+	_, order, err := Ranks(g, res.Scores, nil)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Ranked = len(order)
+	stage(StageRanks, int64(len(order)))
+
+	if err := writeRanks(outPath, g, names, res.Scores, order); err != nil {
+		return Summary{}, err
+	}
+	stage(StageWrite, int64(len(names)))
+	logger.Info("ranked edge file", "file", outPath, "domains", sum.Domains, "ranked", sum.Ranked,
+		"iterations", sum.Iterations, "residual", sum.Residual)
+	return sum, nil
+}
+
+// writeRanks writes the rank rows: ranked nodes in order, then unranked
+// nodes by id, which is name order. It writes a temporary file beside
+// outPath and renames it into place.
+func writeRanks(outPath string, g *CSR, names []string, scores []float64, order []uint32) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("rank: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := parquet.NewGenericWriter[data.RankRow](tmp,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.MaxRowsPerRowGroup(1<<20),
+	)
+	const batch = 8192
+	rows := make([]data.RankRow, 0, batch)
+	rankVals := make([]int64, batch)
+	flush := func() error {
+		_, err := w.Write(rows)
+		rows = rows[:0]
+		return err
+	}
+	row := func(v uint32, rank int64) data.RankRow {
+		r := data.RankRow{
+			Domain:     names[v],
+			Score:      scores[v],
+			InDomains:  int64(g.InDegree(v)),
+			OutDomains: int64(g.OutDegree[v]),
+		}
+		if rank > 0 {
+			rankVals[len(rows)] = rank
+			r.Rank = &rankVals[len(rows)]
+		}
+		return r
+	}
+	for i, v := range order {
+		rows = append(rows, row(v, int64(i+1)))
+		if len(rows) == batch {
+			if err := flush(); err != nil {
+				return fmt.Errorf("rank: writing %s: %w", outPath, err)
+			}
+		}
+	}
+	for v := range g.N {
+		if g.InDegree(v) > 0 {
+			continue
+		}
+		rows = append(rows, row(v, 0))
+		if len(rows) == batch {
+			if err := flush(); err != nil {
+				return fmt.Errorf("rank: writing %s: %w", outPath, err)
+			}
+		}
+	}
+	if len(rows) > 0 {
+		if err := flush(); err != nil {
+			return fmt.Errorf("rank: writing %s: %w", outPath, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("rank: writing %s: %w", outPath, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return fmt.Errorf("rank: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("rank: writing %s: %w", outPath, err)
+	}
+	if err := os.Rename(tmp.Name(), outPath); err != nil {
+		return fmt.Errorf("rank: %w", err)
+	}
+	return nil
+}

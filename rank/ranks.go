@@ -1,0 +1,94 @@
+package rank
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Ranks orders the nodes that have at least one (followed) in-link by
+// score, highest first, ties broken by name in ascending byte order, and
+// returns each node's rank (1 = top; 0 = unranked: no in-link) and the
+// ranked nodes in rank order. names[v] is node v's name; nil means the
+// node ids are already in name order, so ties go to the lower id.
+func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []uint32, err error) {
+	n := int(g.N)
+	if len(scores) != n {
+		return nil, nil, fmt.Errorf("rank: %d scores for %d nodes", len(scores), n)
+	}
+	if names != nil && len(names) != n {
+		return nil, nil, fmt.Errorf("rank: %d names for %d nodes", len(names), n)
+	}
+	order = make([]uint32, 0, n)
+	for v := range g.N {
+		if g.Offsets[v+1] > g.Offsets[v] {
+			order = append(order, v)
+		}
+	}
+	if names == nil {
+		sortByScoreThenID(order, scores)
+	} else {
+		slices.SortFunc(order, func(a, b uint32) int {
+			if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+				return c
+			}
+			return strings.Compare(names[a], names[b])
+		})
+	}
+	ranks = make([]uint32, n)
+	for i, v := range order {
+		ranks[v] = uint32(i + 1)
+	}
+	return ranks, order, nil
+}
+
+// sortByScoreThenID sorts ids (given in increasing order) by score
+// descending, ties by id ascending. It is a stable LSD radix sort on the
+// score's bits: non-negative floats order like their bit patterns, and
+// stability keeps the ids of equal scores in increasing order. For
+// millions of nodes this is several times faster than a comparison sort.
+func sortByScoreThenID(ids []uint32, scores []float64) {
+	if len(ids) < 1<<12 {
+		slices.SortStableFunc(ids, func(a, b uint32) int { return cmp.Compare(scores[b], scores[a]) })
+		return
+	}
+	type item struct {
+		key uint64
+		id  uint32
+	}
+	a := make([]item, len(ids))
+	for i, v := range ids {
+		s := scores[v]
+		if s < 0 || math.IsNaN(s) {
+			s = 0 // cannot happen with PageRank's scores; keeps the order total
+		}
+		a[i] = item{^math.Float64bits(s), v} // descending
+	}
+	b := make([]item, len(ids))
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		count = [256]int{}
+		for _, it := range a {
+			count[byte(it.key>>shift)]++
+		}
+		if count[byte(a[0].key>>shift)] == len(a) {
+			continue // every key has the same byte here
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, it := range a {
+			k := byte(it.key >> shift)
+			b[count[k]] = it
+			count[k]++
+		}
+		a, b = b, a
+	}
+	for i, it := range a {
+		ids[i] = it.id
+	}
+}

@@ -1,0 +1,87 @@
+package rank
+
+import (
+	"slices"
+	"strings"
+)
+
+// renumber makes ids independent of the input's order: it sorts the names
+// and gives ids in name order, rewriting src and dst in place. Then the
+// CSR, the floating-point sums and so the scores are the same bit for bit
+// whatever order the edge file lists its rows in, and ties between equal
+// scores go to the lower id, which is the smaller name.
+func renumber(names []string, src, dst []uint32, workers int) []string {
+	n := len(names)
+	type item struct {
+		name string
+		id   uint32
+	}
+	items := make([]item, n)
+	for i, s := range names {
+		items[i] = item{s, uint32(i)}
+	}
+	byName := func(a, b item) int { return strings.Compare(a.name, b.name) }
+
+	// Sort one part per worker at once, then merge the parts pairwise.
+	parts := max(1, min(workers, n/(1<<16)))
+	bounds := make([]int, parts+1)
+	for k := range bounds {
+		bounds[k] = k * n / parts
+	}
+	parallel(parts, func(k int) { slices.SortFunc(items[bounds[k]:bounds[k+1]], byName) })
+	if parts > 1 {
+		buf := make([]item, n)
+		for len(bounds) > 2 {
+			var next []int
+			var pairs [][3]int
+			for k := 0; k+1 < len(bounds); k += 2 {
+				if k+2 < len(bounds) {
+					pairs = append(pairs, [3]int{bounds[k], bounds[k+1], bounds[k+2]})
+				} else {
+					pairs = append(pairs, [3]int{bounds[k], bounds[k+1], -1})
+				}
+				next = append(next, bounds[k])
+			}
+			next = append(next, n)
+			parallel(len(pairs), func(p int) {
+				lo, mid, hi := pairs[p][0], pairs[p][1], pairs[p][2]
+				if hi < 0 { // odd one out: carry over
+					copy(buf[lo:mid], items[lo:mid])
+					return
+				}
+				i, j, o := lo, mid, lo
+				for i < mid && j < hi {
+					if items[j].name < items[i].name {
+						buf[o] = items[j]
+						j++
+					} else {
+						buf[o] = items[i]
+						i++
+					}
+					o++
+				}
+				o += copy(buf[o:], items[i:mid])
+				copy(buf[o:], items[j:hi])
+			})
+			items, buf = buf, items
+			bounds = next
+		}
+	}
+
+	perm := make([]uint32, n)
+	sorted := make([]string, n)
+	for newID, it := range items {
+		perm[it.id] = uint32(newID)
+		sorted[newID] = it.name
+	}
+	items = nil
+	m := len(src)
+	wk := max(1, min(workers, m/(1<<20)))
+	parallel(wk, func(k int) {
+		for i := k * m / wk; i < (k+1)*m/wk; i++ {
+			src[i] = perm[src[i]]
+			dst[i] = perm[dst[i]]
+		}
+	})
+	return sorted
+}
