@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -71,10 +72,13 @@ func newAuthority(name string) (*authority, error) {
 func (a *authority) leaf(name string) (*tls.Certificate, error) {
 	name = strings.ToLower(name)
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if c := a.leaves[name]; c != nil {
+	c := a.leaves[name]
+	a.mu.Unlock()
+	if c != nil {
 		return c, nil
 	}
+	// Minted outside the lock: handshakes for different hosts sign in
+	// parallel (two racing for one name both mint; one is kept).
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	if err != nil {
 		return nil, err
@@ -92,9 +96,48 @@ func (a *authority) leaf(name string) (*tls.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simweb: certificate for %s: %w", name, err)
 	}
-	c := &tls.Certificate{Certificate: [][]byte{der, a.cert.Raw}, PrivateKey: a.leafKey}
+	c = &tls.Certificate{Certificate: [][]byte{der, a.cert.Raw}, PrivateKey: a.leafKey}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old := a.leaves[name]; old != nil {
+		return old, nil
+	}
 	a.leaves[name] = c
 	return c, nil
+}
+
+// WarmCertificates mints every host's certificate now (in parallel), so
+// that a crawl's first handshakes do not wait for them: minting is the test
+// server's cost, and under the race detector it can outlast a short
+// crawler timeout.
+func (w *Web) WarmCertificates() error {
+	var hosts []*host
+	for _, s := range w.world.sites {
+		hosts = append(hosts, s.hosts...)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, runtime.GOMAXPROCS(0))
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := i; j < len(hosts); j += len(errs) {
+				var err error
+				switch hosts[j].tls {
+				case tlsOK:
+					_, err = w.ca.leaf(hosts[j].name)
+				case tlsBadCert:
+					_, err = w.rogue.leaf(hosts[j].name)
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // tlsConfig answers each handshake by the host's tlsMode: our CA's

@@ -295,3 +295,21 @@ func webGoroutines() string {
 	}
 	return strings.Join(out, "\n\n")
 }
+
+func TestWarmCertificates(t *testing.T) {
+	w := newWeb(t, Config{Seed: 1, Sites: 20})
+	if err := w.WarmCertificates(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range w.world.sites {
+		for _, h := range s.hosts {
+			if h.tls == tlsOK {
+				n++
+			}
+		}
+	}
+	if len(w.ca.leaves) != n || len(w.rogue.leaves) != 1 {
+		t.Errorf("%d and %d certificates, want %d and 1", len(w.ca.leaves), len(w.rogue.leaves), n)
+	}
+}
