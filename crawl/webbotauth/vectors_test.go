@@ -251,3 +251,22 @@ func TestSFStringRejectsNonASCII(t *testing.T) {
 		t.Errorf("escaping: %s", got)
 	}
 }
+
+// The directory handler signs for whatever Host a request carries: outside
+// input. It must never panic, and must answer 200 with a signature or 500.
+func FuzzDirectoryAuthority(f *testing.F) {
+	for _, s := range []string{"example.com", "Example.COM:443", "[::1]:8443", "caf\u00e9.example", "a\"b", "", ":", "[::1"} {
+		f.Add(s)
+	}
+	kr := NewKeyring(NewKey(testKey(f), time.Unix(0, 0)))
+	f.Fuzz(func(t *testing.T, host string) {
+		a := Authority("https", host)
+		status, h, _ := DirectoryResponse(kr, a, time.Unix(1735689600, 0))
+		if status != 200 && status != 500 {
+			t.Fatalf("status %d", status)
+		}
+		if status == 200 && h.Get("Signature") == "" {
+			t.Fatal("200 without a signature")
+		}
+	})
+}
