@@ -241,6 +241,24 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 		if err != nil {
 			return nil, &stop{abandon: true}
 		}
+		if home && (hr.err != nil || !hr.available) {
+			// The home page led to another host of the site whose
+			// robots.txt cannot be read: as if it were the first.
+			switch {
+			case hr.err != nil && hr.err.Kind != fetch.KindTimeout:
+				return nil, &stop{outcome: outcomeOf(hr.err), reason: "robots.txt: " + hr.err.Short()}
+			case hr.status == http.StatusTooManyRequests:
+				return nil, &stop{outcome: data.OutcomeThrottled, reason: "robots.txt: status 429", retryAfter: hr.retry}
+			}
+			reason := fmt.Sprintf("robots.txt: status %d", hr.status)
+			switch {
+			case hr.tooMany:
+				reason = "robots.txt: too many redirects"
+			case hr.err != nil:
+				reason = "robots.txt: " + hr.err.Short()
+			}
+			return nil, &stop{outcome: data.OutcomeRobotsUnavailable, reason: reason}
+		}
 		if !hr.available || hr.err != nil || !hr.group.Allowed(robots.PathOf(u)) {
 			if home {
 				v.res.Outcome = data.OutcomeOK
