@@ -25,7 +25,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	}
 	m := len(src)
 	// Small inputs are not worth the per-worker count arrays.
-	parts := max(1, min(workers, m/(1<<20)))
+	parts := max(1, min(workers, m/parallelMinEdges))
 
 	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
 	counts := make([][]uint32, parts)
@@ -124,7 +124,7 @@ func (g *CSR) dedupe(workers int) {
 // countOut fills OutDegree from the deduplicated in-edges.
 func (g *CSR) countOut(workers int) {
 	m := len(g.Sources)
-	parts := max(1, min(workers, m/(1<<20)))
+	parts := max(1, min(workers, m/parallelMinEdges))
 	counts := make([][]uint32, parts)
 	parallel(parts, func(k int) {
 		c := make([]uint32, g.N)
@@ -141,6 +141,10 @@ func (g *CSR) countOut(workers int) {
 	}
 	g.OutDegree = out
 }
+
+// parallelMinEdges is the least work per goroutine for the edge passes
+// (a variable so tests can exercise the parallel paths on small graphs).
+var parallelMinEdges = 1 << 20
 
 // parallel runs fn(0..k-1) on k goroutines and waits for them.
 func parallel(k int, fn func(i int)) {

@@ -23,7 +23,7 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 	byName := func(a, b item) int { return strings.Compare(a.name, b.name) }
 
 	// Sort one part per worker at once, then merge the parts pairwise.
-	parts := max(1, min(workers, n/(1<<16)))
+	parts := max(1, min(workers, n/(parallelMinEdges>>4)))
 	bounds := make([]int, parts+1)
 	for k := range bounds {
 		bounds[k] = k * n / parts
@@ -76,7 +76,7 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 	}
 	items = nil
 	m := len(src)
-	wk := max(1, min(workers, m/(1<<20)))
+	wk := max(1, min(workers, m/parallelMinEdges))
 	parallel(wk, func(k int) {
 		for i := k * m / wk; i < (k+1)*m/wk; i++ {
 			src[i] = perm[src[i]]

@@ -1,0 +1,96 @@
+package rank
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestBuildCSR(t *testing.T) {
+	// 0→1, 0→2 (twice), 1→2, 2→0, 3→3 (self-loop), 3→2; 4 isolated.
+	src := []uint32{0, 0, 1, 0, 2, 3, 3}
+	dst := []uint32{1, 2, 2, 2, 0, 3, 2}
+	g, err := BuildCSR(5, src, dst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &CSR{
+		N:         5,
+		Offsets:   []uint32{0, 1, 2, 5, 5, 5},
+		Sources:   []uint32{2, 0, 0, 1, 3},
+		OutDegree: []uint32{2, 1, 1, 1, 0},
+	}
+	if !equalCSR(g, want) {
+		t.Errorf("got %+v\nwant %+v", g, want)
+	}
+	if g.InDegree(2) != 3 || g.NumEdges() != 5 {
+		t.Errorf("InDegree(2) = %d, NumEdges = %d", g.InDegree(2), g.NumEdges())
+	}
+	if !slices.Equal(src, []uint32{0, 0, 1, 0, 2, 3, 3}) {
+		t.Error("BuildCSR modified its input")
+	}
+}
+
+func TestBuildCSRErrors(t *testing.T) {
+	if _, err := BuildCSR(3, []uint32{0, 1}, []uint32{1}, 1); err == nil {
+		t.Error("length mismatch: no error")
+	}
+	if _, err := BuildCSR(3, []uint32{0, 3}, []uint32{1, 1}, 1); err == nil {
+		t.Error("source out of range: no error")
+	}
+	if _, err := BuildCSR(3, []uint32{0, 1}, []uint32{1, 7}, 1); err == nil {
+		t.Error("target out of range: no error")
+	}
+	g, err := BuildCSR(0, nil, nil, 1)
+	if err != nil || g.N != 0 || len(g.Offsets) != 1 {
+		t.Errorf("empty: %+v, %v", g, err)
+	}
+}
+
+// TestBuildCSRInvariant: the same CSR for any workers and any edge order,
+// on the parallel paths too.
+func TestBuildCSRInvariant(t *testing.T) {
+	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
+	parallelMinEdges = 1000
+	src, dst := randomEdges(5, 3000, 50_000)
+	want, err := BuildCSR(3000, src, dst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, w := range []int{2, 3, 8} {
+		r.Shuffle(len(src), func(i, j int) {
+			src[i], src[j] = src[j], src[i]
+			dst[i], dst[j] = dst[j], dst[i]
+		})
+		g, err := BuildCSR(3000, src, dst, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalCSR(g, want) {
+			t.Fatalf("workers %d, shuffled: CSR differs", w)
+		}
+	}
+	// Every stored edge is a distinct input edge, no self-loops.
+	type e struct{ u, v uint32 }
+	in := map[e]bool{}
+	for i := range src {
+		if src[i] != dst[i] {
+			in[e{src[i], dst[i]}] = true
+		}
+	}
+	if len(in) != want.NumEdges() {
+		t.Errorf("%d distinct edges, CSR has %d", len(in), want.NumEdges())
+	}
+	for v := range want.N {
+		for _, u := range want.Sources[want.Offsets[v]:want.Offsets[v+1]] {
+			if !in[e{u, v}] {
+				t.Fatalf("CSR edge %d→%d not in input", u, v)
+			}
+		}
+	}
+}
+
+func equalCSR(a, b *CSR) bool {
+	return a.N == b.N && slices.Equal(a.Offsets, b.Offsets) && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.OutDegree, b.OutDegree)
+}
