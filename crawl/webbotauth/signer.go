@@ -177,3 +177,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.next.RoundTrip(r)
 }
+
+// CloseIdleConnections passes through to the next layer, so that
+// (*http.Client).CloseIdleConnections still reaches the pool beneath.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

@@ -166,6 +166,10 @@ type tamper struct {
 	fn   func(*http.Request)
 }
 
+func (t tamper) CloseIdleConnections() {
+	t.next.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+}
+
 func (t tamper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.fn != nil {
 		t.fn(r)
@@ -248,7 +252,7 @@ func TestIndependentVerifier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := &http.Client{Transport: webbotauth.NewTransport(tamper{http.DefaultTransport, tc.tamper}, s,
+			client := &http.Client{Transport: webbotauth.NewTransport(tamper{&http.Transport{}, tc.tamper}, s,
 				func() time.Time { return clock })}
 			defer client.CloseIdleConnections()
 			mu.Lock()
@@ -352,3 +356,19 @@ func FuzzParseDictionary(f *testing.F) {
 		}
 	})
 }
+
+func TestTransportClosesIdleConnections(t *testing.T) {
+	closed := false
+	next := closeRecorder{func() { closed = true }}
+	kr := webbotauth.NewKeyring(webbotauth.NewKey(testPrivateKey(t), time.Unix(0, 0)))
+	s, _ := webbotauth.NewSigner(kr, webbotauth.SignerOptions{})
+	(&http.Client{Transport: webbotauth.NewTransport(next, s, nil)}).CloseIdleConnections()
+	if !closed {
+		t.Error("CloseIdleConnections did not reach the next layer")
+	}
+}
+
+type closeRecorder struct{ fn func() }
+
+func (c closeRecorder) RoundTrip(*http.Request) (*http.Response, error) { return nil, nil }
+func (c closeRecorder) CloseIdleConnections()                           { c.fn() }
