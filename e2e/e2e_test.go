@@ -170,6 +170,9 @@ func TestCrawlEveryCase(t *testing.T) {
 	for _, d := range diff(snapshotEdges(t, r), edgeSet(w.ExpectedEdges())) {
 		t.Errorf("edge %s", d)
 	}
+	for _, d := range diff(snapshotWords(t, r), expectedWords(w)) {
+		t.Errorf("link word %s", d)
+	}
 	domains := map[string]data.DomainRow{}
 	for _, d := range readSnapshot[data.DomainRow](t, r, "domains.parquet") {
 		domains[d.Domain] = d
@@ -226,6 +229,27 @@ func TestCrawlConcurrencyInvariant(t *testing.T) {
 	for _, d := range diff(a, edgeSet(one.web.ExpectedEdges())) {
 		t.Errorf("edge %s", d)
 	}
+}
+
+// link_words.parquet rows as "domain word sites".
+func snapshotWords(t *testing.T, r *run) []string {
+	var out []string
+	for _, w := range readSnapshot[data.LinkWordRow](t, r, "link_words.parquet") {
+		out = append(out, fmt.Sprintf("%s %s %d", w.Domain, w.Word, w.Sites))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func expectedWords(w *simweb.Web) []string {
+	var out []string
+	for d, ws := range w.ExpectedLinkWords() {
+		for _, x := range ws {
+			out = append(out, fmt.Sprintf("%s %s %d", d, x.Word, x.Sites))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func deref(p *string) string {

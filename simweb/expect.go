@@ -24,8 +24,8 @@ type Edge struct {
 	Src, Dst string
 	Nofollow bool // every link Src→Dst read was nofollow/ugc/sponsored or on a nofollow page
 	Sitewide bool // on every HTML page read in a complete visit of 3 pages or more
-	// Words are the distinct link words (sorted) of the HTML anchors to Dst
-	// on pages that count (feed item titles are left out: see FromFeed).
+	// Words are the distinct link words (sorted) of the anchors to Dst on
+	// pages that count, and of the titles of feed items linking Dst.
 	Words []string
 	// FromFeed: some link Src→Dst came from a feed item.
 	FromFeed bool
@@ -71,11 +71,15 @@ type WordCount struct {
 }
 
 // ExpectedLinkWords is DESIGN.md's link_words per target domain, computed
-// over ExpectedEdges (nofollow ones included): words used by 3 or more
-// linking domains, at most 10, most used first, ties by word.
+// over the followed ExpectedEdges (nofollow links count nowhere, as in
+// in_domains): words used by 3 or more linking domains, at most 10, most
+// used first, ties by word.
 func (w *Web) ExpectedLinkWords() map[string][]WordCount {
 	counts := map[string]map[string]int{}
 	for _, e := range w.ExpectedEdges() {
+		if e.Nofollow {
+			continue
+		}
 		m := counts[e.Dst]
 		if m == nil {
 			m = map[string]int{}
@@ -240,11 +244,10 @@ func (wd *world) simulate(s *site, budget int) visitSim {
 			}
 			a.counted = true
 			a.followed = a.followed || follow
-			if pageNo >= 0 {
-				for _, x := range l.words() {
-					a.words[x] = true
-				}
-			} else {
+			for _, x := range l.words() {
+				a.words[x] = true
+			}
+			if pageNo < 0 {
 				a.fromFeed = true
 			}
 		}
