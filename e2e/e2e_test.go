@@ -203,6 +203,9 @@ func TestCrawlEveryCase(t *testing.T) {
 			t.Errorf("%s (%s): visit outcome=%s http_status=%d pages=%d, want %s %d %d",
 				s.Domain, s.Kind, v.Outcome, v.HTTPStatus, v.Pages, s.Outcome, s.HTTPStatus, w.ExpectedPages(s.Domain))
 		}
+		if got := v.RobotsStatus; (got == nil) != (s.RobotsStatus == 0) || got != nil && int(*got) != s.RobotsStatus {
+			t.Errorf("%s (%s): robots_status %v, want %d", s.Domain, s.Kind, derefI(got), s.RobotsStatus)
+		}
 		if v.Error != nil && (strings.Contains(*v.Error, "127.0.0.1") || strings.Contains(*v.Error, "://")) {
 			t.Errorf("%s: visit error names an address: %q", s.Domain, *v.Error)
 		}
@@ -257,6 +260,13 @@ func deref(p *string) string {
 		return "<null>"
 	}
 	return *p
+}
+
+func derefI(p *int32) string {
+	if p == nil {
+		return "<null>"
+	}
+	return fmt.Sprint(*p)
 }
 
 func derefB(p *bool) string {

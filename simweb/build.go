@@ -416,6 +416,20 @@ func (w *world) buildSite(s *site) {
 			x.slow = true
 		}
 	}
+	s.RobotsStatus = h.robots.robotsStatus()
+}
+
+// robotsStatus is what a visit records of f (see Site.RobotsStatus).
+func (f *robotsFile) robotsStatus() int {
+	switch {
+	case f.hang:
+		return 0
+	case f.hops > 5:
+		return robotsRedirects[5%len(robotsRedirects)]
+	case f.status == 0:
+		return 200
+	}
+	return f.status
 }
 
 // movedTarget: moved.example moves to moved-here.example; generated moved

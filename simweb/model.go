@@ -19,6 +19,10 @@ type Site struct {
 	HTTPStatus int          // the visits.http_status a correct crawler records (0: none)
 	HTTPS      bool         // whether HTTPS works for it
 	CrawlDelay int          // robots.txt Crawl-delay for MapTheNetBot, seconds
+	// RobotsStatus is the status of the home host's robots.txt as a visit
+	// records it: the last response's (the sixth redirect's for
+	// KindRobotsRedirect6), 0 when none came (KindRobotsHang).
+	RobotsStatus int
 	Generated  bool         // one of Config.Sites's generated sites (not a named one)
 }
 

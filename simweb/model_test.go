@@ -80,8 +80,8 @@ func TestExpectedGolden(t *testing.T) {
 	w := newWeb(t, Config{Seed: 1, Sites: 10})
 	var b strings.Builder
 	for _, s := range w.Sites() {
-		fmt.Fprintf(&b, "site %s kind=%s home=%s outcome=%s status=%d https=%v pages=%d\n",
-			s.Domain, s.Kind, s.Home, s.Outcome, s.HTTPStatus, s.HTTPS, w.ExpectedPages(s.Domain))
+		fmt.Fprintf(&b, "site %s kind=%s home=%s outcome=%s status=%d robots=%d https=%v pages=%d\n",
+			s.Domain, s.Kind, s.Home, s.Outcome, s.HTTPStatus, s.RobotsStatus, s.HTTPS, w.ExpectedPages(s.Domain))
 	}
 	for _, e := range w.ExpectedEdges() {
 		fmt.Fprintf(&b, "edge %s -> %s nofollow=%v sitewide=%v feed=%v words=%s\n",
