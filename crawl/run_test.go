@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
@@ -186,5 +190,78 @@ func TestReadDomainList(t *testing.T) {
 	ds, bad, err := ReadDomainList(p, graph.Normalize)
 	if err != nil || strings.Join(ds, ",") != "a.test,b.test" || len(bad) != 1 {
 		t.Fatalf("%v %v %v", ds, bad, err)
+	}
+}
+
+func TestRunWaitsWhenIdleAndStopsOnCancel(t *testing.T) {
+	w := smallWeb(t)
+	store := openStore(t)
+	opts := w.options()
+	fc := clockwork.NewFakeClock()
+	opts.Clock = fc
+	opts.Seeds = []string{writeFile(t, "seeds.txt", "a.test\n")}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		stats Stats
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := Run(ctx, store, opts)
+		done <- result{s, err}
+	}()
+	// Nothing is left to visit: the loop waits on its re-check timer.
+	if err := fc.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(time.Minute) // re-reads the (absent) schedule, waits again
+	if err := fc.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	r := <-done
+	if r.err != nil || r.stats.Visits != 3 {
+		t.Fatalf("%+v %v", r.stats, r.err)
+	}
+}
+
+func TestRunFollowsTheSchedule(t *testing.T) {
+	w := newWeb(t)
+	w.html("due.test/", htmlPage("/1", "/2", "/3"))
+	w.html("due.test", htmlPage())
+	w.html("later.test/", htmlPage())
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	cur := filepath.Join(dir, "rebuilds", "current")
+	if err := os.MkdirAll(cur, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rows := []data.ScheduleRow{
+		{Domain: "due.test", NextVisit: now.Add(-time.Hour), Tier: 1, Pages: 2, Reason: data.ReasonRevisit, Priority: 5},
+		{Domain: "later.test", NextVisit: now.Add(time.Hour), Tier: 6, Pages: 8, Reason: data.ReasonNew},
+	}
+	if err := parquet.WriteFile(filepath.Join(cur, data.ScheduleFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	due, err := ReadDue(CurrentSchedule(dir), now)
+	if err != nil || len(due) != 1 || due[0].Domain != "due.test" {
+		t.Fatalf("due %v %v", due, err)
+	}
+	store := openStore(t)
+	if err := store.AddDomains([]string{"due.test", "later.test"}, now, false); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.options()
+	opts.DataDir = dir
+	opts.Now = now
+	opts.UntilIdle = true
+	stats, err := Run(context.Background(), store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// due.test read its row's 2 pages; later.test is not due.
+	if stats.Visits != 1 || stats.Pages != 2 || stats.Due != 1 {
+		t.Fatalf("%+v", stats)
 	}
 }
