@@ -23,7 +23,7 @@ type Site struct {
 	// records it: the last response's (the sixth redirect's for
 	// KindRobotsRedirect6), 0 when none came (KindRobotsHang).
 	RobotsStatus int
-	Generated  bool         // one of Config.Sites's generated sites (not a named one)
+	Generated    bool // one of Config.Sites's generated sites (not a named one)
 }
 
 // site is the server's model of one site.
