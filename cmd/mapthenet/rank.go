@@ -1,11 +1,371 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/rebuild"
+)
+
+type rankFlags struct {
+	Top      int
+	JSON     bool
+	Snapshot string
+	Edges    string
+	Out      string
+	Workers  int
+}
 
 func newRankCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rank",
-		Short: "(not built yet: issue 2)",
-		RunE:  notYet(2),
+	var fl rankFlags
+	cmd := &cobra.Command{
+		Use:   "rank DOMAIN... | rank --top N | rank --edges IN.parquet --out OUT.parquet",
+		Short: "Show domains' ranks from the current snapshot, or rank an edge file",
+		Long: `rank DOMAIN... shows, from the current snapshot, each domain's rank and its
+move since the previous snapshot, score, revisit tier, linking and linked
+domains (followed links), its top link words, whether it opted out of
+crawling, and a timeline: its recent visits (newest first, up to 10) with
+outcome, HTTP status and pages, then its next visit and why. A DOMAIN may
+be a host or URL: it is reduced to its registrable domain.
+
+rank --top N lists the N best-ranked domains.
+
+rank --edges IN.parquet --out OUT.parquet ranks any edge list standalone:
+IN needs string columns src and dst (and may have a boolean nofollow);
+OUT gets domain, rank, score, in_domains, out_domains.
+
+--json prints one JSON document instead of text:
+  rank DOMAIN...: {"snapshot": ID, "as_of": T, "domains": [{"domain",
+    "rank" (null: unranked), "prev_rank", "move" (prev_rank - rank; null
+    when either is null), "score", "tier", "revisit_days",
+    "pages_per_visit", "in_domains", "out_domains", "opted_out",
+    "first_seen", "last_visit", "last_outcome", "last_status", "failures",
+    "link_words": [{"word", "sites"}],
+    "visits": [{"started_at", "finished_at", "outcome", "http_status",
+      "pages", "bytes", "error"}],
+    "next_visit": {"at", "reason" (new|revisit|retry), "tier", "pages",
+      "priority"} or null}]}
+  rank --top N: {"snapshot": ID, "as_of": T, "top": [{"rank", "domain",
+    "score", "prev_rank", "move", "in_domains", "out_domains", "tier"}]}
+  rank --edges: {"domains", "rows", "followed_edges", "ranked",
+    "iterations", "residual", "out"}
+Times are RFC 3339 UTC.`,
+		Example: `  mapthenet rank example.com
+  mapthenet rank https://www.example.co.uk/page blog.example.org --json
+  mapthenet rank --top 20
+  mapthenet rank --edges edges.parquet --out ranks.parquet`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRank(cmd, fl, args)
+		},
 	}
+	f := cmd.Flags()
+	f.IntVar(&fl.Top, "top", 0, "list the N best-ranked domains")
+	f.BoolVar(&fl.JSON, "json", false, "print one JSON document (shape above)")
+	f.StringVar(&fl.Snapshot, "snapshot", "", "read this snapshot id instead of the current one")
+	f.StringVar(&fl.Edges, "edges", "", "rank this edge file (Parquet, src/dst columns) standalone")
+	f.StringVar(&fl.Out, "out", "", "with --edges: write the ranks to this Parquet file")
+	f.IntVar(&fl.Workers, "workers", 0, "with --edges: PageRank workers (0: every core)")
+	return cmd
+}
+
+func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
+	w := cmd.OutOrStdout()
+	switch {
+	case fl.Edges != "" || fl.Out != "":
+		if fl.Edges == "" || fl.Out == "" {
+			return usagef("--edges and --out go together")
+		}
+		if len(args) > 0 || fl.Top != 0 {
+			return usagef("--edges ranks a file: no DOMAIN or --top with it")
+		}
+		return rankEdgeFile(cmd, fl)
+	case fl.Top != 0:
+		if fl.Top < 0 {
+			return usagef("--top %d: want a positive number", fl.Top)
+		}
+		if len(args) > 0 {
+			return usagef("give DOMAINs or --top, not both")
+		}
+		return rankTop(w, fl)
+	case len(args) == 0:
+		return usagef("name at least one DOMAIN, or use --top N or --edges")
+	}
+	names := make([]string, len(args))
+	for i, a := range args {
+		n, err := graph.Normalize(a)
+		if err != nil {
+			return usagef("%q is not a domain: %v", a, err)
+		}
+		names[i] = n
+	}
+	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	if err != nil {
+		return err
+	}
+	reps, err := s.Lookup(names)
+	if err != nil {
+		return err
+	}
+	if fl.JSON {
+		out := rankDomainsJSON{Snapshot: s.ID, AsOf: s.Manifest.AsOf}
+		for _, r := range reps {
+			out.Domains = append(out.Domains, domainJSON(r))
+		}
+		return writeJSONDoc(w, out)
+	}
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		printDomainReport(w, s, r)
+	}
+	return nil
+}
+
+func rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
+	p := rank.DefaultParams
+	p.Workers = fl.Workers
+	sum, err := rank.RankEdgeFile(cmd.Context(), fl.Edges, fl.Out, p, global.logger)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if fl.JSON {
+		return writeJSONDoc(w, map[string]any{
+			"domains": sum.Domains, "rows": sum.Rows, "followed_edges": sum.FollowedEdges, "ranked": sum.Ranked,
+			"iterations": sum.Iterations, "residual": sum.Residual, "out": fl.Out,
+		})
+	}
+	total := 0.0
+	for _, s := range sum.Stages {
+		total += s.Seconds
+	}
+	fmt.Fprintf(w, "ranked %s → %s in %.2fs\n", fl.Edges, fl.Out, total)
+	fmt.Fprintf(w, "  %d edge rows, %d followed edges, %d domains, %d ranked\n", sum.Rows, sum.FollowedEdges, sum.Domains, sum.Ranked)
+	fmt.Fprintf(w, "  PageRank: %d iterations, residual %.3g\n", sum.Iterations, sum.Residual)
+	return nil
+}
+
+func rankTop(w io.Writer, fl rankFlags) error {
+	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	if err != nil {
+		return err
+	}
+	top, err := s.Top(fl.Top)
+	if err != nil {
+		return err
+	}
+	if fl.JSON {
+		out := rankTopJSON{Snapshot: s.ID, AsOf: s.Manifest.AsOf, Top: []topJSON{}}
+		for _, r := range top {
+			out.Top = append(out.Top, topJSON{Rank: *r.Rank, Domain: r.Domain, Score: r.Score, PrevRank: r.PrevRank,
+				Move: rankMove(r.PrevRank, r.Rank), InDomains: r.InDomains, OutDomains: r.OutDomains, Tier: r.Tier})
+		}
+		return writeJSONDoc(w, out)
+	}
+	fmt.Fprintf(w, "snapshot %s (as of %s): top %d of %d ranked\n", s.ID, snapshotTime(s.Manifest.AsOf), fl.Top, s.Manifest.Rank.Ranked)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RANK\tMOVE\tSCORE\tIN\tOUT\tTIER\t  DOMAIN")
+	for _, r := range top {
+		fmt.Fprintf(tw, "%d\t%s\t%.6g\t%d\t%d\t%d\t  %s\n", *r.Rank, moveText(r.PrevRank, r.Rank, true), r.Score, r.InDomains, r.OutDomains, r.Tier, r.Domain)
+	}
+	return tw.Flush()
+}
+
+func rankMove(prev, cur *int64) *int64 {
+	if prev == nil || cur == nil {
+		return nil
+	}
+	m := *prev - *cur
+	return &m
+}
+
+// moveText says how a rank moved since the previous snapshot.
+func moveText(prev, cur *int64, short bool) string {
+	switch m := rankMove(prev, cur); {
+	case cur == nil:
+		return ""
+	case m == nil && short:
+		return "new"
+	case m == nil:
+		return "new in the ranking"
+	case *m == 0 && short:
+		return "="
+	case *m == 0:
+		return "unchanged"
+	case *m > 0 && short:
+		return fmt.Sprintf("+%d", *m)
+	case *m > 0:
+		return fmt.Sprintf("up %d", *m)
+	case short:
+		return fmt.Sprintf("%d", *m)
+	default:
+		return fmt.Sprintf("down %d", -*m)
+	}
+}
+
+func snapshotTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+func printDomainReport(w io.Writer, s *rebuild.Snapshot, r rebuild.DomainReport) {
+	fmt.Fprintln(w, r.Domain)
+	row := func(label, format string, a ...any) { fmt.Fprintf(w, "  %-12s"+format+"\n", append([]any{label}, a...)...) }
+	if r.Rank != nil {
+		since := ""
+		if s.Manifest.Previous != "" {
+			since = " since " + s.Manifest.Previous
+		}
+		row("rank", "%d (%s%s)", *r.Rank, moveText(r.PrevRank, r.Rank, false), since)
+	} else {
+		row("rank", "unranked (no followed link to it)")
+	}
+	row("score", "%.9g", r.Score)
+	row("tier", "%d: revisit every %d days, %d pages a visit", r.Tier, r.RevisitDays, r.PagesPerVisit)
+	row("linked from", "%d domains", r.InDomains)
+	row("links to", "%d domains", r.OutDomains)
+	if len(r.LinkWords) > 0 {
+		var ws []string
+		for _, lw := range r.LinkWords {
+			ws = append(ws, fmt.Sprintf("%s (%d)", lw.Word, lw.Sites))
+		}
+		row("link words", "%s", strings.Join(ws, ", "))
+	}
+	if r.OptedOut {
+		row("opted out", "yes: its robots.txt shuts MapTheNetBot out; opted out of crawling, still ranked by its links")
+	}
+	fmt.Fprintf(w, "  timeline (newest first)\n")
+	if r.Next != nil {
+		fmt.Fprintf(w, "    %s  next visit: %s\n", snapshotTime(r.Next.NextVisit), reasonText(r))
+	} else if r.LastVisit == nil {
+		fmt.Fprintf(w, "    not scheduled: known only through nofollow links\n")
+	}
+	for _, v := range r.Visits {
+		line := fmt.Sprintf("    %s  %s, status %d, %d pages", snapshotTime(v.StartedAt), v.Outcome, v.HTTPStatus, v.Pages)
+		if v.Error != nil {
+			line += ": " + *v.Error
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(r.Visits) == 0 {
+		fmt.Fprintf(w, "    never visited (first seen %s)\n", snapshotTime(r.FirstSeen))
+	}
+}
+
+func reasonText(r rebuild.DomainReport) string {
+	switch r.Next.Reason {
+	case data.ReasonNew:
+		return fmt.Sprintf("new: first visit, %d pages (%d linking domains put it in line)", r.Next.Pages, r.Next.Priority)
+	case data.ReasonRetry:
+		outcome := "a failure"
+		if r.LastOutcome != nil {
+			outcome = *r.LastOutcome
+		}
+		return fmt.Sprintf("retry after %s (%d in a row)", outcome, r.Failures)
+	default:
+		return fmt.Sprintf("revisit: tier %d, every %d days, %d pages", r.Next.Tier, r.RevisitDays, r.Next.Pages)
+	}
+}
+
+// JSON shapes (documented in the command's help).
+type rankDomainsJSON struct {
+	Snapshot string       `json:"snapshot"`
+	AsOf     time.Time    `json:"as_of"`
+	Domains  []domainInfo `json:"domains"`
+}
+
+type domainInfo struct {
+	Domain        string         `json:"domain"`
+	Rank          *int64         `json:"rank"`
+	PrevRank      *int64         `json:"prev_rank"`
+	Move          *int64         `json:"move"`
+	Score         float64        `json:"score"`
+	Tier          int32          `json:"tier"`
+	RevisitDays   int32          `json:"revisit_days"`
+	PagesPerVisit int32          `json:"pages_per_visit"`
+	InDomains     int64          `json:"in_domains"`
+	OutDomains    int64          `json:"out_domains"`
+	OptedOut      bool           `json:"opted_out"`
+	FirstSeen     time.Time      `json:"first_seen"`
+	LastVisit     *time.Time     `json:"last_visit"`
+	LastOutcome   *string        `json:"last_outcome"`
+	LastStatus    *int32         `json:"last_status"`
+	Failures      int32          `json:"failures"`
+	LinkWords     []linkWordJSON `json:"link_words"`
+	Visits        []visitJSON    `json:"visits"`
+	NextVisit     *nextJSON      `json:"next_visit"`
+}
+
+type linkWordJSON struct {
+	Word  string `json:"word"`
+	Sites int64  `json:"sites"`
+}
+
+type visitJSON struct {
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Outcome    string    `json:"outcome"`
+	HTTPStatus int32     `json:"http_status"`
+	Pages      int32     `json:"pages"`
+	Bytes      int64     `json:"bytes"`
+	Error      *string   `json:"error"`
+}
+
+type nextJSON struct {
+	At       time.Time `json:"at"`
+	Reason   string    `json:"reason"`
+	Tier     int32     `json:"tier"`
+	Pages    int32     `json:"pages"`
+	Priority int64     `json:"priority"`
+}
+
+type rankTopJSON struct {
+	Snapshot string    `json:"snapshot"`
+	AsOf     time.Time `json:"as_of"`
+	Top      []topJSON `json:"top"`
+}
+
+type topJSON struct {
+	Rank       int64   `json:"rank"`
+	Domain     string  `json:"domain"`
+	Score      float64 `json:"score"`
+	PrevRank   *int64  `json:"prev_rank"`
+	Move       *int64  `json:"move"`
+	InDomains  int64   `json:"in_domains"`
+	OutDomains int64   `json:"out_domains"`
+	Tier       int32   `json:"tier"`
+}
+
+func domainJSON(r rebuild.DomainReport) domainInfo {
+	d := domainInfo{
+		Domain: r.Domain, Rank: r.Rank, PrevRank: r.PrevRank, Move: r.Move, Score: r.Score,
+		Tier: r.Tier, RevisitDays: r.RevisitDays, PagesPerVisit: r.PagesPerVisit,
+		InDomains: r.InDomains, OutDomains: r.OutDomains, OptedOut: r.OptedOut,
+		FirstSeen: r.FirstSeen, LastVisit: r.LastVisit, LastOutcome: r.LastOutcome, LastStatus: r.LastStatus,
+		Failures: r.Failures, LinkWords: []linkWordJSON{}, Visits: []visitJSON{},
+	}
+	for _, lw := range r.LinkWords {
+		d.LinkWords = append(d.LinkWords, linkWordJSON{Word: lw.Word, Sites: lw.Sites})
+	}
+	for _, v := range r.Visits {
+		d.Visits = append(d.Visits, visitJSON{StartedAt: v.StartedAt, FinishedAt: v.FinishedAt, Outcome: v.Outcome,
+			HTTPStatus: v.HTTPStatus, Pages: v.Pages, Bytes: v.Bytes, Error: v.Error})
+	}
+	if r.Next != nil {
+		d.NextVisit = &nextJSON{At: r.Next.NextVisit, Reason: r.Next.Reason, Tier: r.Next.Tier, Pages: r.Next.Pages, Priority: r.Next.Priority}
+	}
+	return d
+}
+
+func writeJSONDoc(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

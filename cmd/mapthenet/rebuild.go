@@ -1,11 +1,168 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rebuild"
+)
+
+type rebuildFlags struct {
+	Keep    int
+	Tiers   []string
+	Workers int
+}
 
 func newRebuildCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rebuild",
-		Short: "(not built yet: issue 2)",
-		RunE:  notYet(2),
+	var fl rebuildFlags
+	cmd := &cobra.Command{
+		Use:   "rebuild [--keep N] [--now T] [--tiers MAXRANK:DAYS:PAGES,...]",
+		Short: "Export the store to a ranked Parquet snapshot and move rebuilds/current to it",
+		Long: `rebuild takes one consistent view of the link store (<data-dir>/store) and
+writes a snapshot under <data-dir>/rebuilds/<id>/, id = the --now time as
+YYYY-MM-DDTHHMMSSZ: domains.parquet (rank, tier, next visit, ... of every
+known domain), edges.parquet, link_words.parquet, visits.parquet,
+schedule.parquet (what the next crawl visits, when and why) and
+manifest.json (counts, rank parameters, iterations, residual, tier table,
+stage timings). Ranks are PageRank over followed links.
+
+Only a complete snapshot becomes current: rebuilds/current, a relative
+symbolic link, moves to it in one step. A rebuild that fails or is killed
+leaves current where it was; what it left behind is removed by the next.
+Two rebuilds at once: the second exits with status 3. Snapshots beyond the
+newest --keep are removed (never the current one).
+
+The revisit tiers are configuration: --tiers lists MAXRANK:DAYS:PAGES from
+the best tier down; the last entry's MAXRANK is * (or 0): every lower rank
+and the unranked. Domains never visited read the last tier's pages.
+
+A running crawl holds the store: stop it (or wait) before rebuilding.`,
+		Example: `  # nightly from cron
+  mapthenet rebuild
+
+  # replay as of a given time, keeping three snapshots
+  mapthenet rebuild --now 2026-12-02T03:00:00Z --keep 3
+
+  # a smaller tier table
+  mapthenet rebuild --tiers 1000:7:50,10000:30:20,*:365:8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRebuild(cmd, fl)
+		},
 	}
+	addNowFlag(cmd)
+	f := cmd.Flags()
+	f.IntVar(&fl.Keep, "keep", rebuild.DefaultKeep, "keep this many snapshots, the new one included")
+	f.StringSliceVar(&fl.Tiers, "tiers", nil, "revisit tiers MAXRANK:DAYS:PAGES,...; last MAXRANK * (default: DESIGN.md's table, 100000:10:50,500000:21:50,2000000:45:20,5000000:90:20,20000000:120:20,*:365:8)")
+	f.IntVar(&fl.Workers, "workers", 0, "PageRank workers (0: every core)")
+	return cmd
+}
+
+func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
+	now, err := global.now()
+	if err != nil {
+		return err
+	}
+	if fl.Keep < 1 {
+		return usagef("--keep %d: want at least 1", fl.Keep)
+	}
+	if fl.Workers < 0 {
+		return usagef("--workers %d: want 0 (every core) or more", fl.Workers)
+	}
+	tiers := data.DefaultTiers
+	if len(fl.Tiers) > 0 {
+		if tiers, err = parseTiers(fl.Tiers); err != nil {
+			return usageError{err}
+		}
+	}
+	opts := rebuild.Options{
+		DataDir: global.DataDir,
+		Now:     now,
+		Tiers:   tiers,
+		Keep:    fl.Keep,
+		Logger:  global.logger,
+	}
+	opts.Rank.Workers = fl.Workers
+	stderr := cmd.ErrOrStderr()
+	if isTerminal(stderr) {
+		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }
+	}
+
+	storeDir := filepath.Join(global.DataDir, "store")
+	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger})
+	if err != nil {
+		if errors.Is(err, graph.ErrLocked) {
+			return busyError{fmt.Errorf("the store at %s is in use, most likely by a running crawl: "+
+				"rebuild cannot read it meanwhile yet; run it when the crawl has stopped (%w)", storeDir, err)}
+		}
+		return err
+	}
+	defer store.Close()
+	m, err := rebuild.Run(cmd.Context(), store, opts)
+	if opts.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		if errors.Is(err, rebuild.ErrBusy) {
+			return busyError{err}
+		}
+		return err
+	}
+	printRebuildSummary(cmd.OutOrStdout(), m, filepath.Join(global.DataDir, rebuild.RebuildsDir, m.ID))
+	return store.Close()
+}
+
+func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {
+	total := 0.0
+	for _, s := range m.Stages {
+		total += s.Seconds
+	}
+	fmt.Fprintf(w, "snapshot %s (as of %s) in %s\n", m.ID, m.AsOf.Format("2006-01-02 15:04:05Z07:00"), dir)
+	fmt.Fprintf(w, "  %d domains, %d ranked; %d edges; %d link words; %d visits; %d scheduled\n",
+		m.Counts[data.DomainsFile], m.Rank.Ranked, m.Counts[data.EdgesFile], m.Counts[data.LinkWordsFile],
+		m.Counts[data.VisitsFile], m.Counts[data.ScheduleFile])
+	fmt.Fprintf(w, "  PageRank: %d iterations, residual %.3g\n", m.Rank.Iterations, m.Rank.Residual)
+	var parts []string
+	for _, s := range m.Stages {
+		parts = append(parts, fmt.Sprintf("%s %.2fs", s.Stage, s.Seconds))
+	}
+	fmt.Fprintf(w, "  %.2fs: %s\n", total, strings.Join(parts, ", "))
+}
+
+// parseTiers reads --tiers: MAXRANK:DAYS:PAGES entries, best tier first,
+// numbered from 1; the last one's MAXRANK is * or 0 (everything else).
+func parseTiers(entries []string) (data.TierTable, error) {
+	var t data.TierTable
+	for i, e := range entries {
+		parts := strings.Split(strings.TrimSpace(e), ":")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--tiers %q: want MAXRANK:DAYS:PAGES", e)
+		}
+		var maxRank int64
+		if parts[0] != "*" {
+			v, err := strconv.ParseInt(parts[0], 10, 64)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("--tiers %q: MAXRANK %q is not a rank or *", e, parts[0])
+			}
+			maxRank = v
+		}
+		days, err1 := strconv.Atoi(parts[1])
+		pages, err2 := strconv.Atoi(parts[2])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("--tiers %q: DAYS and PAGES must be whole numbers", e)
+		}
+		t = append(t, data.Tier{Number: i + 1, MaxRank: maxRank, RevisitDays: days, Pages: pages})
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("--tiers: %w", err)
+	}
+	return t, nil
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+func writeTestParquet[T any](path string, rows []T) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[T](f)
+	if _, err := w.Write(rows); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func TestRebuildCommand(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--keep", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{"snapshot 2026-12-01T030000Z", "8 domains, 4 ranked", "10 edges", "2 link words", "7 visits", "7 scheduled", "PageRank:"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("summary lacks %q:\n%s", w, out)
+		}
+	}
+	target, err := os.Readlink(filepath.Join(dir, "rebuilds", "current"))
+	if err != nil || target != "2026-12-01T030000Z" {
+		t.Errorf("current → %q (%v)", target, err)
+	}
+	// --keep 1 leaves only the newest.
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z", "--keep", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rebuilds", "2026-12-01T030000Z")); !os.IsNotExist(err) {
+		t.Errorf("the older snapshot is still there: %v", err)
+	}
+}
+
+func TestRebuildCommandEmptyStore(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	if code != 0 || !strings.Contains(out, "0 domains, 0 ranked") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runIn(t, dir, "schedule", "--now", "2026-12-01T03:00:00Z")
+	if code != 0 || !strings.Contains(out, "0 scheduled") {
+		t.Fatalf("schedule: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestRebuildCommandStoreBusy(t *testing.T) {
+	dir := t.TempDir()
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	if code != exitBusy || !strings.Contains(errOut, "running crawl") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestParseTiers(t *testing.T) {
+	got, err := parseTiers([]string{"100000:10:50", "500000:21:50", "2000000:45:20", "5000000:90:20", "20000000:120:20", "*:365:8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != data.DefaultTiers[i] {
+			t.Errorf("tier %d: %+v, want %+v", i+1, got[i], data.DefaultTiers[i])
+		}
+	}
+	if tt, err := parseTiers([]string{"0:7:9"}); err != nil || len(tt) != 1 || tt[0].MaxRank != 0 {
+		t.Errorf("a single catch-all: %+v, %v", tt, err)
+	}
+	for _, bad := range [][]string{{""}, {"*:1"}, {"x:1:1"}, {"-5:1:1", "*:1:1"}, {"*:0:8"}, {"*:1:1", "*:1:1"}, {"10:1:1.5", "*:1:1"}} {
+		if _, err := parseTiers(bad); err == nil {
+			t.Errorf("parseTiers(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseTiers(f *testing.F) {
+	f.Add("100000:10:50,500000:21:50,*:365:8")
+	f.Add("*:1:1")
+	f.Add("1:2:3,:::,*")
+	f.Fuzz(func(t *testing.T, s string) {
+		tt, err := parseTiers(strings.Split(s, ","))
+		if err == nil {
+			if verr := tt.Validate(); verr != nil {
+				t.Fatalf("parseTiers(%q) returned an invalid table: %v", s, verr)
+			}
+			_ = tt.For(1) // usable
+		}
+	})
+}
