@@ -54,14 +54,14 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // botProtection names the service whose challenge or block page this is,
 // "" when none. Markers are the services' own: a header, or the fixed text
 // of their interstitials, looked for only in an error status's body or in
-// a short page (a real article that mentions "Just a moment..." is not a
-// challenge).
+// error status's body (a real article that mentions "Just a moment..." is
+// not a challenge).
 func botProtection(status int, h http.Header, body []byte) string {
 	if strings.EqualFold(h.Get("Cf-Mitigated"), "challenge") {
 		return "cloudflare"
 	}
-	if status < 400 && len(body) > 64*1024 {
-		return ""
+	if status < 400 {
+		return "" // a page that was served: its body is read as a page, not searched for markers
 	}
 	head := body
 	if len(head) > 64*1024 {

@@ -3,11 +3,11 @@ package crawl
 import (
 	"context"
 	"crypto/tls"
-	"sync"
 	"flag"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"

@@ -21,7 +21,7 @@ func (v *visit) robotsFor(ctx context.Context, u *url.URL) (*hostRobots, error) 
 	target := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
 	for hop := 0; ; hop++ {
 		hr.readAt = v.c.opts.Clock.Now().UTC()
-		resp, ferr := v.get(ctx, target, nil)
+		resp, ferr := v.get(ctx, target, nil, nil)
 		if ferr != nil {
 			if ferr.Kind == fetch.KindCanceled {
 				return nil, ErrAbandoned

@@ -1,12 +1,13 @@
 package crawl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
@@ -272,6 +273,11 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 		}
 		resp, ferr := v.get(ctx, u, func(status int, h http.Header) bool {
 			return status >= 400 || page.Classify(h.Get("Content-Type"), q.feed) != page.Other
+		}, func(status int, h http.Header, body io.Reader) {
+			if strings.EqualFold(h.Get("Cf-Mitigated"), "challenge") {
+				return // a challenge served as 2xx: classifyResponse stops the visit
+			}
+			v.take(u, q.feed, h, body)
 		})
 		if ferr != nil {
 			if home {
@@ -321,7 +327,6 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 			}
 			return &readResult{final: u, tls: resp.TLS}, nil
 		}
-		v.take(u, q.feed, resp)
 		if resp.Err != nil {
 			// The body broke off: what was read is used, the visit stops.
 			return &readResult{final: u, tls: resp.TLS}, stopFor(resp.Err)
@@ -330,14 +335,14 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 	}
 }
 
-// get paces and sends one request.
-func (v *visit) get(ctx context.Context, u *url.URL, accept fetch.Accept) (*response, *fetch.Error) {
+// get paces and sends one request; sink (nil: none) reads a 2xx body as it streams in.
+func (v *visit) get(ctx context.Context, u *url.URL, accept fetch.Accept, sink fetch.Sink) (*response, *fetch.Error) {
 	release, err := v.c.pacer.Acquire(ctx, v.paceKeys(ctx, u)...)
 	if err != nil {
 		return nil, &fetch.Error{Kind: fetch.KindCanceled, Err: err}
 	}
 	defer release()
-	r, err := v.client.Get(ctx, u.String(), accept)
+	r, err := v.client.Get(ctx, u.String(), accept, sink)
 	var fe *fetch.Error
 	if err != nil && !errors.As(err, &fe) {
 		fe = &fetch.Error{Kind: fetch.KindOther, Err: err}
@@ -345,7 +350,7 @@ func (v *visit) get(ctx context.Context, u *url.URL, accept fetch.Accept) (*resp
 	if r == nil {
 		return nil, fe
 	}
-	v.res.Bytes += int64(len(r.Body))
+	v.res.Bytes += r.Bytes
 	return &response{Response: r, Err: fe}, nil
 }
 
@@ -355,28 +360,25 @@ type response struct {
 	Err *fetch.Error
 }
 
-// take reads a page's links: external ones into the link set, same-site
-// ones into the queue.
-func (v *visit) take(u *url.URL, feed bool, resp *response) {
-	if resp.Dropped {
-		return
-	}
-	ct := resp.Header.Get("Content-Type")
+// take reads a page's links as the body streams in: external ones into
+// the link set, same-site ones into the queue.
+func (v *visit) take(u *url.URL, feed bool, h http.Header, body io.Reader) {
+	ct := h.Get("Content-Type")
 	kind := page.Classify(ct, feed)
 	var pg *page.Page
 	switch kind {
 	case page.HTML:
-		pg, _ = v.c.reader.ReadHTML(bytes.NewReader(resp.Body), ct, u)
+		pg, _ = v.c.reader.ReadHTML(body, ct, u)
 		v.htmlPages++
 	case page.Feed:
-		pg, _ = v.c.reader.ReadFeed(bytes.NewReader(resp.Body), ct, u)
+		pg, _ = v.c.reader.ReadFeed(body, ct, u)
 	default:
 		return
 	}
 	if pg == nil {
 		return
 	}
-	eff := pg.Effective(v.c.reader.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag")))
+	eff := pg.Effective(v.c.reader.ParseXRobotsTag(h.Values("X-Robots-Tag")))
 	onPage := map[string]bool{}
 	for _, l := range eff.Edges {
 		site := v.c.siteOf(l.URL)

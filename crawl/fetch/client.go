@@ -63,7 +63,7 @@ type Client struct {
 // NewClient returns a client for one visit.
 func (cfg *Config) NewClient() *Client {
 	tr := &http.Transport{
-		DialContext:           cfg.Dialer.DialContext,
+		DialContext: cfg.Dialer.DialContext,
 		TLSClientConfig: &tls.Config{
 			RootCAs:    cfg.RootCAs,
 			MinVersion: tls.VersionTLS12,
@@ -93,11 +93,12 @@ func (c *Client) Close() { c.tr.CloseIdleConnections() }
 type Response struct {
 	Status   int
 	Header   http.Header
-	Body     []byte // decoded, at most MaxBody bytes; nil when dropped
+	Body     []byte // decoded, capped; nil when dropped or given to a Sink
+	Bytes    int64  // decoded bytes read, whether kept in Body or streamed
 	Location string // the Location header of a 3xx, as sent
 	// Dropped: the body was not read (accept said no at the headers).
 	Dropped bool
-	// Truncated: the body was longer than MaxBody; what was read is kept.
+	// Truncated: the body was longer than the cap; what was read is used.
 	Truncated bool
 	TLS       bool // the connection was HTTPS with a verified certificate
 }
@@ -105,9 +106,19 @@ type Response struct {
 // Accept decides at the headers whether a body is worth reading.
 type Accept func(status int, h http.Header) bool
 
-// Get requests url and reads the body if accept (nil: always) says so.
-// Errors are *Error.
-func (c *Client) Get(ctx context.Context, url string, accept Accept) (*Response, error) {
+// Sink reads a 2xx body as it streams in (at most MaxBody bytes), so that
+// a crawl of thousands of sites at once never holds their pages in memory.
+type Sink func(status int, h http.Header, body io.Reader)
+
+// ErrorBodyMax caps what is kept of an error response's body: enough for a
+// bot-protection page's markers.
+const ErrorBodyMax = 64 * 1024
+
+// Get requests url. A body accept (nil: always) takes is streamed to sink
+// when the status is 2xx and sink is not nil, else kept in Body (error
+// statuses: at most ErrorBodyMax). Errors are *Error; a body that breaks
+// off returns the Response with what was read and the error.
+func (c *Client) Get(ctx context.Context, url string, accept Accept, sink Sink) (*Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ResponseTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -137,17 +148,54 @@ func (c *Client) Get(ctx context.Context, url string, accept Accept) (*Response,
 		return r, nil
 	}
 	limit := c.cfg.MaxBody
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if int64(len(body)) > limit {
-		body = body[:limit]
-		r.Truncated = true
+	if resp.StatusCode >= 400 {
+		limit = min(limit, ErrorBodyMax)
 	}
-	r.Body = body
-	if err != nil && !r.Truncated {
+	cr := &cappedReader{r: resp.Body, left: limit}
+	if sink != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		sink(resp.StatusCode, resp.Header, cr)
+	} else {
+		r.Body, _ = io.ReadAll(cr)
+	}
+	r.Bytes, r.Truncated = cr.n, cr.more
+	if cr.err != nil {
 		// What was read is used; the error still tells the visit to stop.
-		return r, classify(ctx, err)
+		return r, classify(ctx, cr.err)
 	}
 	return r, nil
+}
+
+// cappedReader stops at left bytes, noting whether the body had more, and
+// keeps the first read error other than EOF (a reader of the body may not
+// pass it on).
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	n    int64
+	more bool
+	err  error
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if !c.more && c.err == nil {
+			var one [1]byte
+			if n, _ := io.ReadFull(c.r, one[:]); n > 0 {
+				c.more = true
+			}
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.left -= int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // Kind sorts request failures into what a visit's outcome needs.

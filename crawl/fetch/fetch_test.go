@@ -91,7 +91,7 @@ func TestGetThroughConnectToAndSign(t *testing.T) {
 	cfg.Sign = func(r *http.Request) error { r.Header.Set("Signature", "sig1=:x:"); return nil }
 	c := cfg.NewClient()
 	defer c.Close()
-	r, err := c.Get(context.Background(), "http://www.example.com/", nil)
+	r, err := c.Get(context.Background(), "http://www.example.com/", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +110,12 @@ func TestBodyCapAndDrop(t *testing.T) {
 	defer srv.Close()
 	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
 	defer c.Close()
-	r, err := c.Get(context.Background(), srv.URL+"/big", nil)
+	r, err := c.Get(context.Background(), srv.URL+"/big", nil, nil)
 	if err != nil || len(r.Body) != 1024 || !r.Truncated {
 		t.Fatalf("len %d truncated %v err %v", len(r.Body), r.Truncated, err)
 	}
 	onlyHTML := func(_ int, h http.Header) bool { return !strings.HasPrefix(h.Get("Content-Type"), "image/") }
-	r, err = c.Get(context.Background(), srv.URL+"/img", onlyHTML)
+	r, err = c.Get(context.Background(), srv.URL+"/img", onlyHTML, nil)
 	if err != nil || !r.Dropped || r.Body != nil {
 		t.Fatalf("dropped %v body %d err %v", r.Dropped, len(r.Body), err)
 	}
@@ -128,7 +128,7 @@ func TestNoRedirectFollowed(t *testing.T) {
 	defer srv.Close()
 	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
 	defer c.Close()
-	r, err := c.Get(context.Background(), srv.URL+"/", nil)
+	r, err := c.Get(context.Background(), srv.URL+"/", nil, nil)
 	if err != nil || r.Status != 301 || r.Location != "/elsewhere" {
 		t.Fatalf("%+v %v", r, err)
 	}
@@ -170,7 +170,7 @@ func TestErrorKinds(t *testing.T) {
 		if tc.kind == KindTimeout {
 			c = cs
 		}
-		_, err := c.Get(context.Background(), tc.url, nil)
+		_, err := c.Get(context.Background(), tc.url, nil, nil)
 		var fe *Error
 		if !errors.As(err, &fe) || fe.Kind != tc.kind || fe.Short() != tc.want {
 			t.Errorf("%s: err %v, want kind %d %q", tc.url, err, tc.kind, tc.want)
@@ -184,7 +184,7 @@ func TestErrorKinds(t *testing.T) {
 	cfg2.RootCAs = tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	c2 := cfg2.NewClient()
 	defer c2.Close()
-	r, err := c2.Get(context.Background(), "https://example.com:"+serverPort(t, tlsSrv)+"/", nil)
+	r, err := c2.Get(context.Background(), "https://example.com:"+serverPort(t, tlsSrv)+"/", nil, nil)
 	if err != nil || !r.TLS {
 		t.Fatalf("with the CA: %v, tls %v", err, r != nil && r.TLS)
 	}
@@ -212,7 +212,7 @@ func TestConnectionCap(t *testing.T) {
 		go func() {
 			c := cfg.NewClient()
 			defer c.Close()
-			r, err := c.Get(context.Background(), srv.URL+"/", nil)
+			r, err := c.Get(context.Background(), srv.URL+"/", nil, nil)
 			if err == nil {
 				io.Discard.Write(r.Body)
 			}
@@ -245,4 +245,30 @@ func FuzzParseConnectTo(f *testing.F) {
 			t.Fatalf("%q: apply gave %q:%q", s, h, p)
 		}
 	})
+}
+
+func TestSinkStreamsCappedBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/err" {
+			w.WriteHeader(403)
+		}
+		w.Write([]byte(strings.Repeat("y", 5000)))
+	}))
+	defer srv.Close()
+	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
+	defer c.Close()
+	var got int
+	sink := func(status int, h http.Header, body io.Reader) {
+		b, _ := io.ReadAll(body)
+		got = len(b)
+	}
+	r, err := c.Get(context.Background(), srv.URL+"/", nil, sink)
+	if err != nil || got != 1024 || r.Body != nil || r.Bytes != 1024 || !r.Truncated {
+		t.Fatalf("streamed %d, body %d, bytes %d, truncated %v, err %v", got, len(r.Body), r.Bytes, r.Truncated, err)
+	}
+	got = -1
+	r, err = c.Get(context.Background(), srv.URL+"/err", nil, sink)
+	if err != nil || got != -1 || len(r.Body) != 1024 || r.Status != 403 {
+		t.Fatalf("error status: sink %d, body %d, err %v", got, len(r.Body), err)
+	}
 }
