@@ -11,10 +11,10 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// batch is one write transaction. It keeps the domain states and edge sets
-// it touches decoded in memory and writes each once at the end, so a batch
-// of visits that share targets does not rewrite them per visit. The store's
-// caches (name→id, followed bits, id counter) change only after the commit
+// batch is one write transaction. It keeps the domain records it touches
+// in memory and writes each once at the end, so a batch of visits that
+// share domains does not rewrite them per visit. The store's caches
+// (name→id, followed bits, id counter) change only after the commit
 // succeeds: a failed transaction leaves no trace, and its ids are handed
 // out again, so ids stay dense.
 type batch struct {
@@ -22,11 +22,18 @@ type batch struct {
 	txn      *badger.Txn
 	nextID   uint32
 	newNames map[string]uint32
-	states   map[uint32]*data.DomainState
+	recs     map[uint32]*record
 	dirty    map[uint32]struct{}
-	adj      map[uint32][]edge
-	adjDirty map[uint32]struct{}
-	followed []uint32
+	followed map[uint32]struct{}
+}
+
+// record is one domain's d/<id> value in a batch: its state and its
+// out-edges, the latter kept encoded until a visit needs them.
+type record struct {
+	st      data.DomainState // FollowedIn is not part of it (f/<id> keys)
+	raw     []byte           // encoded edges, while not decoded
+	edges   []edge
+	decoded bool
 }
 
 // write runs fn in one transaction and commits it. s.mu must be held.
@@ -38,10 +45,9 @@ func (s *Store) write(fn func(*batch) error) error {
 		txn:      txn,
 		nextID:   s.nextID,
 		newNames: map[string]uint32{},
-		states:   map[uint32]*data.DomainState{},
+		recs:     map[uint32]*record{},
 		dirty:    map[uint32]struct{}{},
-		adj:      map[uint32][]edge{},
-		adjDirty: map[uint32]struct{}{},
+		followed: map[uint32]struct{}{},
 	}
 	if err := fn(b); err != nil {
 		return err
@@ -76,22 +82,17 @@ func (b *batch) del(k []byte) error {
 	return nil
 }
 
-// flush writes every changed state and edge set, and the id counter.
+// flush writes every changed domain record, and the id counter.
 func (b *batch) flush() error {
 	for id := range b.dirty {
-		if err := b.set(idKey(prefixDomain, id), encodeState(nil, b.states[id])); err != nil {
-			return err
+		r := b.recs[id]
+		if r.decoded {
+			r.raw = nil
+			if len(r.edges) > 0 {
+				r.raw = encodeAdj(nil, r.edges)
+			}
 		}
-	}
-	for id := range b.adjDirty {
-		k := idKey(prefixAdj, id)
-		var err error
-		if edges := b.adj[id]; len(edges) == 0 {
-			err = b.del(k)
-		} else {
-			err = b.set(k, encodeAdj(nil, edges))
-		}
-		if err != nil {
+		if err := b.set(idKey(prefixDomain, id), encodeDomain(nil, &r.st, r.raw)); err != nil {
 			return err
 		}
 	}
@@ -108,7 +109,7 @@ func (b *batch) apply() {
 	for name, id := range b.newNames {
 		s.cacheID(name, id)
 	}
-	for _, id := range b.followed {
+	for id := range b.followed {
 		s.setFollowed(id)
 	}
 }
@@ -175,76 +176,84 @@ func (b *batch) lookupOrCreate(name string, seen time.Time) (uint32, bool, error
 	id = b.nextID
 	b.nextID++
 	b.newNames[name] = id
-	b.states[id] = &data.DomainState{ID: id, Name: name, FirstSeen: seen}
+	b.recs[id] = &record{st: data.DomainState{ID: id, Name: name, FirstSeen: seen}, decoded: true}
 	b.dirty[id] = struct{}{}
-	b.adj[id] = nil // a new domain has no edges: no need to read them
 	if err := b.set(nameKey(name), binary.BigEndian.AppendUint32(nil, id)); err != nil {
 		return 0, false, err
 	}
 	return id, true, nil
 }
 
-// state returns the batch's copy of a domain's state, for changing: mark
+// rec returns the batch's copy of a domain's record, for changing: mark
 // it in b.dirty when changed.
-func (b *batch) state(id uint32) (*data.DomainState, error) {
-	if st, ok := b.states[id]; ok {
-		return st, nil
+func (b *batch) rec(id uint32) (*record, error) {
+	if r, ok := b.recs[id]; ok {
+		return r, nil
 	}
-	st := new(data.DomainState)
-	found, err := getState(b.txn, id, st)
+	item, err := b.txn.Get(idKey(prefixDomain, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: id %d has a name but no state", errCorrupt, id)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		return nil, fmt.Errorf("%w: id %d has a name but no state", errCorrupt, id)
+	r := new(record)
+	err = item.Value(func(v []byte) error {
+		tail, err := decodeDomain(id, v, &r.st)
+		if len(tail) > 0 {
+			r.raw = append([]byte(nil), tail...)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	b.states[id] = st
-	return st, nil
+	b.recs[id] = r
+	return r, nil
 }
 
-// markFollowed sets FollowedIn on a link target.
+// state returns the batch's copy of a domain's state, for changing.
+func (b *batch) state(id uint32) (*data.DomainState, error) {
+	r, err := b.rec(id)
+	if err != nil {
+		return nil, err
+	}
+	return &r.st, nil
+}
+
+// markFollowed sets FollowedIn on a link target: a blind write of its
+// f/<id> key, skipped when the store already knows it is set.
 func (b *batch) markFollowed(id uint32) error {
 	if b.s.isFollowed(id) {
 		return nil
 	}
-	st, err := b.state(id)
-	if err != nil {
-		return err
+	if _, ok := b.followed[id]; ok {
+		return nil
 	}
-	if !st.FollowedIn {
-		st.FollowedIn = true
-		b.dirty[id] = struct{}{}
-	}
-	b.followed = append(b.followed, id)
-	return nil
+	b.followed[id] = struct{}{}
+	return b.set(idKey(prefixFollow, id), nil)
 }
 
 // edges returns the batch's copy of src's out-edges, sorted by dst.
 func (b *batch) edges(src uint32) ([]edge, error) {
-	if e, ok := b.adj[src]; ok {
-		return e, nil
-	}
-	var out []edge
-	item, err := b.txn.Get(idKey(prefixAdj, src))
-	switch {
-	case errors.Is(err, badger.ErrKeyNotFound):
-	case err != nil:
+	r, err := b.rec(src)
+	if err != nil {
 		return nil, err
-	default:
-		err = item.Value(func(v []byte) error {
-			var err error
-			out, err = decodeAdj(src, v, nil)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
 	}
-	b.adj[src] = out
-	return out, nil
+	if !r.decoded {
+		if len(r.raw) > 0 {
+			if r.edges, err = decodeAdj(src, r.raw, nil); err != nil {
+				return nil, err
+			}
+		}
+		r.decoded, r.raw = true, nil
+	}
+	return r.edges, nil
 }
 
+// setEdges replaces src's out-edges; src's record is in the batch.
 func (b *batch) setEdges(src uint32, e []edge) {
-	b.adj[src] = e
-	b.adjDirty[src] = struct{}{}
+	r := b.recs[src]
+	r.edges, r.decoded = e, true
+	b.dirty[src] = struct{}{}
 }

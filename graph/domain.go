@@ -61,6 +61,12 @@ var lookupProfile = idna.New(
 // It refuses IP addresses, localhost, single-label hosts, public suffixes
 // and invalid names with a *DomainError wrapping one of the Err* reasons.
 func Normalize(hostOrURL string) (string, error) {
+	return normalize(hostOrURL, true)
+}
+
+// normalize is Normalize; fast allows the shortcut for plain host names
+// (tests compare both ways).
+func normalize(hostOrURL string, fast bool) (string, error) {
 	in := hostOrURL
 	refuse := func(reason error, detail string) (string, error) {
 		return "", &DomainError{Input: in, Reason: reason, Detail: detail}
@@ -72,26 +78,33 @@ func Normalize(hostOrURL string) (string, error) {
 	if isIP(s) {
 		return refuse(ErrIPAddress, "")
 	}
-	host, err := hostOf(s)
-	if err != nil {
-		return refuse(ErrInvalidDomain, err.Error())
-	}
-	if host == "" {
-		return refuse(ErrEmptyHost, "")
-	}
-	if isIP(host) {
-		return refuse(ErrIPAddress, "")
-	}
-	// One trailing dot is the fully qualified form of the same name.
-	// It may be written as another dot IDNA maps to '.', like U+3002.
-	trimmed := strings.HasSuffix(host, ".")
-	host = strings.TrimSuffix(host, ".")
-	a, err := lookupProfile.ToASCII(host)
-	if err != nil {
-		return refuse(ErrInvalidDomain, err.Error())
-	}
-	if !trimmed {
-		a = strings.TrimSuffix(a, ".")
+	var a string
+	if fast && plainHost(s) {
+		// Most names a crawl meets are already lower-case letters, digits
+		// and hyphens in valid labels: URL parsing and IDNA mapping would
+		// return them unchanged, at most of Normalize's cost.
+		a = s
+	} else {
+		host, err := hostOf(s)
+		if err != nil {
+			return refuse(ErrInvalidDomain, err.Error())
+		}
+		if host == "" {
+			return refuse(ErrEmptyHost, "")
+		}
+		if isIP(host) {
+			return refuse(ErrIPAddress, "")
+		}
+		// One trailing dot is the fully qualified form of the same name.
+		// It may be written as another dot IDNA maps to '.', like U+3002.
+		trimmed := strings.HasSuffix(host, ".")
+		host = strings.TrimSuffix(host, ".")
+		if a, err = lookupProfile.ToASCII(host); err != nil {
+			return refuse(ErrInvalidDomain, err.Error())
+		}
+		if !trimmed {
+			a = strings.TrimSuffix(a, ".")
+		}
 	}
 	if a == "" || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
 		return refuse(ErrInvalidDomain, "empty label")
@@ -116,6 +129,34 @@ func Normalize(hostOrURL string) (string, error) {
 		return refuse(ErrInvalidDomain, err.Error())
 	}
 	return d, nil
+}
+
+// plainHost reports whether s is a host name that URL parsing and the IDNA
+// lookup profile leave as it is: dot-separated labels of 1 to 63 lower-case
+// ASCII letters, digits and hyphens, no hyphen first or last, no "--" in
+// the third and fourth places (where "xn--" and IDNA's reserved forms
+// are), at most 253 bytes.
+func plainHost(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			c := s[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		label := s[start:i]
+		n := len(label)
+		if n == 0 || n > 63 || label[0] == '-' || label[n-1] == '-' || (n >= 4 && label[2] == '-' && label[3] == '-') {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // hostOf extracts the host part of a URL, host:port or bare host.

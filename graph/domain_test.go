@@ -125,3 +125,19 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNormalizeFastPath checks that the shortcut for plain host names
+// agrees with the full path (URL parsing and IDNA) on every input.
+func FuzzNormalizeFastPath(f *testing.F) {
+	for _, s := range []string{"example.com", "a-b.c-d.example", "ab--cd.com", "xn--bcher-kva.de",
+		"s0001.example", "localhost", "co.uk", "127.0.0.1", "1.2.3", "a.b", "-a.com", "a-.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		fast, ferr := normalize(in, true)
+		slow, serr := normalize(in, false)
+		if fast != slow || !errors.Is(ferr, errors.Unwrap(serr)) && serr != nil || (ferr == nil) != (serr == nil) {
+			t.Fatalf("%q: fast path %q, %v; full path %q, %v", in, fast, ferr, slow, serr)
+		}
+	})
+}

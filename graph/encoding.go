@@ -20,7 +20,7 @@ const (
 	prefixMeta    = "m/"
 	prefixName    = "n/"
 	prefixDomain  = "d/"
-	prefixAdj     = "a/"
+	prefixFollow  = "f/"
 	prefixVisit   = "v/"
 	prefixRemoved = "x/"
 )
@@ -202,10 +202,11 @@ const (
 	flagIPv6Known
 	flagIPv6
 	flagOptedOut
-	flagFollowedIn
 	flagSeeded
 )
 
+// encodeState writes a domain's state but for FollowedIn, which lives in
+// its own f/<id> key so that marking a link target is a blind write.
 func encodeState(buf []byte, s *data.DomainState) []byte {
 	var f uint64
 	if s.HTTPS != nil {
@@ -223,9 +224,6 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 	if s.OptedOut {
 		f |= flagOptedOut
 	}
-	if s.FollowedIn {
-		f |= flagFollowedIn
-	}
 	if s.Seeded {
 		f |= flagSeeded
 	}
@@ -241,6 +239,25 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 	e.uvarint(uint64(s.Failures))
 	e.time(s.RetryAt)
 	return e.b
+}
+
+// encodeDomain writes a d/<id> value: the state's length and bytes, then
+// the encoded out-edges (nothing when there are none).
+func encodeDomain(buf []byte, s *data.DomainState, adj []byte) []byte {
+	st := encodeState(nil, s)
+	buf = binary.AppendUvarint(buf[:0], uint64(len(st)))
+	buf = append(buf, st...)
+	return append(buf, adj...)
+}
+
+// decodeDomain reads a d/<id> value's state and returns its encoded edges.
+func decodeDomain(id uint32, b []byte, s *data.DomainState) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, fmt.Errorf("%w: domain record of id %d", errCorrupt, id)
+	}
+	b = b[k:]
+	return b[n:], decodeState(id, b[:n], s)
 }
 
 func decodeState(id uint32, b []byte, s *data.DomainState) error {
@@ -265,7 +282,6 @@ func decodeState(id uint32, b []byte, s *data.DomainState) error {
 		s.IPv6 = &v
 	}
 	s.OptedOut = f&flagOptedOut != 0
-	s.FollowedIn = f&flagFollowedIn != 0
 	s.Seeded = f&flagSeeded != 0
 	return d.done(fmt.Sprintf("domain state of id %d", id))
 }

@@ -74,8 +74,8 @@ func validateVisit(v *data.VisitResult) error {
 	if v == nil {
 		return errors.New("nil visit")
 	}
-	if err := checkNormal(v.Domain); err != nil {
-		return err
+	if v.Domain == "" {
+		return &DomainError{Reason: ErrEmptyHost}
 	}
 	if !v.Outcome.Valid() {
 		return fmt.Errorf("unknown outcome %q", v.Outcome)
@@ -96,9 +96,19 @@ func (b *batch) record(v *data.VisitResult) error {
 	if _, gone := b.s.removed[v.Domain]; gone {
 		return ErrRemoved
 	}
-	src, _, err := b.lookupOrCreate(v.Domain, v.StartedAt)
+	// A known name was normalised when it was stored: only a new one
+	// needs checking (and the check is most of a visit's CPU otherwise).
+	src, known, err := b.lookup(v.Domain)
 	if err != nil {
 		return err
+	}
+	if !known {
+		if err := checkNormal(v.Domain); err != nil {
+			return err
+		}
+		if src, _, err = b.lookupOrCreate(v.Domain, v.StartedAt); err != nil {
+			return err
+		}
 	}
 	st, err := b.state(src)
 	if err != nil {

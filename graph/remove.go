@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/mapthenet/mapthenet/data"
 )
 
 // RemoveDomain puts name on the removal list and deletes everything the
@@ -78,9 +80,10 @@ func (s *Store) purge(name string) error {
 
 	// Edges into it: rewrite every edge set that names it.
 	err = s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, Prefix: []byte(prefixAdj)})
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, Prefix: []byte(prefixDomain)})
 		defer it.Close()
 		var buf []edge
+		var st data.DomainState
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			src, err := idFromKey(item.Key())
@@ -90,11 +93,18 @@ func (s *Store) purge(name string) error {
 			if src == id {
 				continue
 			}
+			var adj []byte
 			if err := item.Value(func(v []byte) error {
-				buf, err = decodeAdj(src, v, buf[:0])
+				if adj, err = decodeDomain(src, v, &st); err != nil || len(adj) == 0 {
+					return err
+				}
+				buf, err = decodeAdj(src, adj, buf[:0])
 				return err
 			}); err != nil {
 				return err
+			}
+			if len(adj) == 0 {
+				continue
 			}
 			kept := buf[:0]
 			for _, e := range buf {
@@ -105,13 +115,11 @@ func (s *Store) purge(name string) error {
 			if len(kept) == len(buf) {
 				continue
 			}
-			k := item.KeyCopy(nil)
-			if len(kept) == 0 {
-				err = w.delete(k)
-			} else {
-				err = w.set(k, encodeAdj(nil, kept))
+			var raw []byte
+			if len(kept) > 0 {
+				raw = encodeAdj(nil, kept)
 			}
-			if err != nil {
+			if err := w.set(item.KeyCopy(nil), encodeDomain(nil, &st, raw)); err != nil {
 				return err
 			}
 		}
@@ -134,9 +142,9 @@ func (s *Store) purge(name string) error {
 	if err != nil {
 		return err
 	}
-	// Its state and out-edges, then the name key that marks the removal
+	// Its followed mark, its record (state and out-edges), then the name key that marks the removal
 	// unfinished.
-	for _, k := range [][]byte{idKey(prefixAdj, id), idKey(prefixDomain, id), nameKey(name)} {
+	for _, k := range [][]byte{idKey(prefixFollow, id), idKey(prefixDomain, id), nameKey(name)} {
 		if err := w.delete(k); err != nil {
 			return err
 		}

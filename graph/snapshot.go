@@ -55,14 +55,29 @@ func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) error {
 
 // Domains calls fn for every domain in id order. fn may keep the record.
 func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
+	// FollowedIn comes from the f/ keys, walked beside the states: both
+	// are in id order.
+	fit := sn.txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixFollow)})
+	defer fit.Close()
+	fit.Rewind()
 	return sn.scan(prefixDomain, func(k, v []byte) error {
 		id, err := idFromKey(k)
 		if err != nil {
 			return err
 		}
 		st := new(data.DomainState)
-		if err := decodeState(id, v, st); err != nil {
+		if _, err := decodeDomain(id, v, st); err != nil {
 			return err
+		}
+		for ; fit.Valid(); fit.Next() {
+			fid, err := idFromKey(fit.Item().Key())
+			if err != nil {
+				return err
+			}
+			if fid >= id {
+				st.FollowedIn = fid == id
+				break
+			}
 		}
 		return fn(st)
 	})
@@ -72,12 +87,17 @@ func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
 // the record.
 func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error {
 	var buf []edge
-	return sn.scan(prefixAdj, func(k, v []byte) error {
+	var st data.DomainState
+	return sn.scan(prefixDomain, func(k, v []byte) error {
 		src, err := idFromKey(k)
 		if err != nil {
 			return err
 		}
-		buf, err = decodeAdj(src, v, buf[:0])
+		adj, err := decodeDomain(src, v, &st)
+		if err != nil || len(adj) == 0 {
+			return err
+		}
+		buf, err = decodeAdj(src, adj, buf[:0])
 		if err != nil {
 			return err
 		}

@@ -79,10 +79,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		WithMetricsEnabled(false).
 		// One version: history lives in the visit log, not in old values.
 		WithNumVersionsToKeep(1).
-		// Link words repeat endlessly across edges: blocks compress well,
-		// and ZSTD level 1 costs little more CPU than Snappy.
-		WithCompression(options.ZSTD).
-		WithZSTDCompressionLevel(1).
+		// Link words and names repeat endlessly: blocks compress well.
+		// Snappy rather than ZSTD: compaction runs beside ingest on few
+		// cores, and ZSTD cost a fifth of the CPU in BenchmarkRecordVisits.
+		WithCompression(options.Snappy).
 		// States, visits and most edge sets are well under 32 KiB and stay
 		// in the LSM tree, where compaction drops their old versions; only
 		// the edge sets of the few huge sources go to the value log, which
@@ -381,7 +381,24 @@ func getID(txn *badger.Txn, name string) (uint32, bool, error) {
 	return id, err == nil, err
 }
 
+// getState reads a domain's whole state, FollowedIn included.
 func getState(txn *badger.Txn, id uint32, st *data.DomainState) (bool, error) {
+	found, err := getStateOnly(txn, id, st)
+	if err != nil || !found {
+		return found, err
+	}
+	_, err = txn.Get(idKey(prefixFollow, id))
+	switch {
+	case err == nil:
+		st.FollowedIn = true
+	case !errors.Is(err, badger.ErrKeyNotFound):
+		return false, err
+	}
+	return true, nil
+}
+
+// getStateOnly reads the d/<id> value: all but FollowedIn.
+func getStateOnly(txn *badger.Txn, id uint32, st *data.DomainState) (bool, error) {
 	item, err := txn.Get(idKey(prefixDomain, id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
@@ -389,7 +406,10 @@ func getState(txn *badger.Txn, id uint32, st *data.DomainState) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = item.Value(func(b []byte) error { return decodeState(id, b, st) })
+	err = item.Value(func(b []byte) error {
+		_, err := decodeDomain(id, b, st)
+		return err
+	})
 	return err == nil, err
 }
 
