@@ -42,6 +42,15 @@ type run struct {
 // until idle) and rebuilds a snapshot.
 func crawlAndRebuild(t *testing.T, cfg simweb.Config, tune func(*crawl.Options)) *run {
 	t.Helper()
+	r := serve(t, cfg)
+	r.crawl(t, now, tune)
+	return r
+}
+
+// serve starts cfg's web and makes a data directory with a seed file of
+// every site.
+func serve(t *testing.T, cfg simweb.Config) *run {
+	t.Helper()
 	w, err := simweb.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -53,22 +62,30 @@ func crawlAndRebuild(t *testing.T, cfg simweb.Config, tune func(*crawl.Options))
 	if err := w.WarmCertificates(); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	seeds := filepath.Join(dir, "seeds.txt")
-	if err := w.WriteSeeds(seeds); err != nil {
+	r := &run{web: w, dir: t.TempDir()}
+	if err := w.WriteSeeds(filepath.Join(r.dir, "seeds.txt")); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// crawl runs one crawl as of at (until idle) and a rebuild an hour later;
+// the request log then holds this crawl's requests only.
+func (r *run) crawl(t *testing.T, at time.Time, tune func(*crawl.Options)) {
+	t.Helper()
+	w := r.web
+	w.Reset()
 	ct, err := fetch.ParseConnectTo(w.ConnectTo())
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	store, err := graph.Open(filepath.Join(r.dir, "store"), graph.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := crawl.Options{
-		ConnectTo: []fetch.ConnectTo{ct}, CACertFile: w.CAFile(), KeysDir: filepath.Join(dir, "keys"),
-		DataDir: dir, Seeds: []string{seeds}, UntilIdle: true, Now: now,
+		ConnectTo: []fetch.ConnectTo{ct}, CACertFile: w.CAFile(), KeysDir: filepath.Join(r.dir, "keys"),
+		DataDir: r.dir, Seeds: []string{filepath.Join(r.dir, "seeds.txt")}, UntilIdle: true, Now: at,
 		MinDelay: minDelay, MinDelaySet: true,
 		Platforms: []crawl.Platform{{Suffix: "github.io", Gap: platformGap}},
 		// robots-hang.example: the crawler's timeout is what ends it (long
@@ -86,14 +103,14 @@ func crawlAndRebuild(t *testing.T, cfg simweb.Config, tune func(*crawl.Options))
 		store.Close()
 		t.Fatalf("crawl: %v", err)
 	}
-	if _, err := rebuild.Run(ctx, store, rebuild.Options{DataDir: dir, Now: now.Add(time.Hour)}); err != nil {
+	if _, err := rebuild.Run(ctx, store, rebuild.Options{DataDir: r.dir, Now: at.Add(time.Hour)}); err != nil {
 		store.Close()
 		t.Fatalf("rebuild: %v", err)
 	}
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return &run{web: w, dir: dir, stats: stats, reqs: w.Requests()}
+	r.stats, r.reqs = stats, w.Requests()
 }
 
 func readSnapshot[T any](t *testing.T, r *run, file string) []T {
@@ -253,6 +270,42 @@ func expectedWords(w *simweb.Web) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A year later every domain is due again: each visit reads robots.txt
+// afresh before anything else, pages follow the tier's budget, and the
+// edges of complete visits replace the old ones (here: the same edges, the
+// web being the same).
+func TestRevisit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a simulated web twice")
+	}
+	r := serve(t, simweb.Config{Seed: 3, Sites: 30, SpecialShare: 0.2,
+		Skip: []simweb.Kind{simweb.KindRobotsHang, simweb.KindSlow, simweb.KindCrawlDelay}})
+	r.crawl(t, now, nil)
+	first := snapshotEdges(t, r)
+	r.crawl(t, now.AddDate(1, 1, 0), nil)
+	t.Logf("second crawl: %+v, %d requests", r.stats, len(r.reqs))
+	if r.stats.Visits != len(r.web.Sites()) {
+		t.Errorf("%d revisits, want every one of %d sites", r.stats.Visits, len(r.web.Sites()))
+	}
+	// Ranked domains revisit with up to 50 pages.
+	for _, v := range r.web.CheckAll(r.reqs, simweb.Rules{MinDelay: minDelay, Slack: slack, MaxPages: 50,
+		UserAgent: crawl.DefaultUserAgent, Platforms: map[string]time.Duration{"github.io": platformGap}}) {
+		t.Errorf("violation: %s", v)
+	}
+	for _, d := range diff(snapshotEdges(t, r), first) {
+		t.Errorf("edge after the revisit: %s", d)
+	}
+	visits := map[string]int{}
+	for _, v := range readSnapshot[data.VisitRow](t, r, "visits.parquet") {
+		visits[v.Domain]++
+	}
+	for _, s := range r.web.Sites() {
+		if visits[s.Domain] != 2 {
+			t.Errorf("%s: %d visits, want 2", s.Domain, visits[s.Domain])
+		}
+	}
 }
 
 func deref(p *string) string {
