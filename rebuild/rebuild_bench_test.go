@@ -1,0 +1,83 @@
+package rebuild
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/graphgen"
+)
+
+var benchWords = []string{"news", "blog", "home", "shop", "music", "games", "sport", "travel", "food", "science"}
+
+// fillFromGraphgen records one complete visit per source domain of a
+// graphgen graph (its out-links, one link word each), in batches.
+func fillFromGraphgen(tb testing.TB, s *graph.Store, cfg graphgen.Config, at time.Time) {
+	g, err := graphgen.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var batch []*data.VisitResult
+	var cur *data.VisitResult
+	flush := func() {
+		if err := s.RecordVisits(batch); err != nil {
+			tb.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	err = g.Edges(func(src, dst uint32, nofollow bool) error {
+		if cur == nil || cur.Domain != g.Name(src) {
+			if len(batch) >= 256 {
+				flush()
+			}
+			cur = &data.VisitResult{Domain: g.Name(src), StartedAt: at, FinishedAt: at.Add(time.Minute), RobotsReadAt: at,
+				RobotsStatus: 200, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 8, Complete: true}
+			batch = append(batch, cur)
+		}
+		cur.Links = append(cur.Links, data.Link{Dst: g.Name(dst), Nofollow: nofollow, Words: []string{benchWords[dst%uint32(len(benchWords))]}})
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	flush()
+}
+
+// BenchmarkRebuild rebuilds a store filled with graphgen's S graph
+// (100k domains, 1M edges): go test -run '^$' -bench Rebuild ./rebuild
+func BenchmarkRebuild(b *testing.B) {
+	for _, size := range []string{"S"} {
+		b.Run(size, func(b *testing.B) {
+			cfg, err := graphgen.Size(size)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := graph.Open(b.TempDir(), graph.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			start := time.Now()
+			fillFromGraphgen(b, s, cfg, asOf.Add(-day))
+			b.Logf("store filled in %v", time.Since(start))
+			dir := b.TempDir()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 2})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					var stages string
+					for _, st := range m.Stages {
+						stages += fmt.Sprintf(" %s=%.2fs", st.Stage, st.Seconds)
+					}
+					b.Logf("domains %d edges %d ranked %d iterations %d;%s", m.Counts[data.DomainsFile], m.Counts[data.EdgesFile], m.Rank.Ranked, m.Rank.Iterations, stages)
+				}
+			}
+		})
+	}
+}
