@@ -280,11 +280,7 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 			v.take(u, q.feed, h, body)
 		})
 		if ferr != nil {
-			if home {
-				return nil, stopFor(ferr)
-			}
-			s := stopFor(ferr)
-			return nil, s
+			return nil, stopFor(ferr)
 		}
 		if resp.Status >= 300 && resp.Status < 400 && resp.Location != "" {
 			if home {
@@ -298,6 +294,9 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 				return nil, nil
 			}
 			next.Fragment = ""
+			if !home && v.seen[next.String()] {
+				return nil, nil // leads to a page already read or queued
+			}
 			if hop+1 > v.c.opts.MaxRedirects {
 				if home {
 					return nil, &stop{outcome: data.OutcomeHTTPError, reason: "home page: too many redirects"}
