@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mapthenet/mapthenet/crawl"
+	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rebuild"
 )
 
 type crawlFlags struct {
@@ -107,6 +112,24 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	defer store.Close()
+	// While the crawl holds the store, a rebuild (from cron) asks it over
+	// <data-dir>/crawl.sock to run in this process.
+	sock := filepath.Join(global.DataDir, control.SocketName)
+	srv, err := control.Serve(sock, map[string]control.Handler{
+		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
+			var ra RebuildRequest
+			if err := json.Unmarshal(args, &ra); err != nil {
+				return nil, err
+			}
+			return rebuild.Run(ctx, store, rebuild.Options{DataDir: global.DataDir, Now: ra.Now,
+				Keep: ra.Keep, Tiers: ra.Tiers, Logger: global.logger})
+		},
+	}, global.logger)
+	if err != nil {
+		global.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
+	} else {
+		defer srv.Close()
+	}
 	stats, err := crawl.Run(cmd.Context(), store, opts)
 	global.logger.Info("crawl done", "visits", stats.Visits, "pages", stats.Pages, "abandoned", stats.Abandoned,
 		"discovered", stats.Discovered, "seconds", stats.Elapsed.Seconds())
@@ -114,6 +137,14 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	return store.Close()
+}
+
+// RebuildRequest is the args of the control socket's "rebuild" command:
+// `rebuild` sends it (control.Call) when a running crawl holds the store.
+type RebuildRequest struct {
+	Now   time.Time      `json:"now"`
+	Keep  int            `json:"keep,omitempty"`
+	Tiers data.TierTable `json:"tiers,omitempty"`
 }
 
 // crawlOptions turns flags into crawl.Options (without the store or --now).

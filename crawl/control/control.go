@@ -1,0 +1,181 @@
+// Package control lets other mapthenet commands ask a running crawl to do
+// work that needs its store: the crawl holds the Badger store open (one
+// process at a time), so a `rebuild` started from cron while a crawl runs
+// cannot open it and instead asks the crawl, over the Unix socket
+// <data-dir>/crawl.sock, to run the rebuild in its process (the store's
+// snapshots are consistent views, so the crawl goes on meanwhile).
+//
+// The protocol is one JSON request line, {"command": NAME, "args": {...}},
+// answered by one JSON line, {"ok": true, "result": {...}} or {"ok": false,
+// "error": "..."}. The socket is made readable and writable by its owner only.
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+)
+
+// SocketName is the socket's file name under the data directory.
+const SocketName = "crawl.sock"
+
+// ErrNoServer: no crawl answers on the socket.
+var ErrNoServer = errors.New("control: no running crawl answers on the socket")
+
+// Handler does one command. args is the request's raw args; the result is
+// sent back as JSON.
+type Handler func(ctx context.Context, args json.RawMessage) (any, error)
+
+type request struct {
+	Command string          `json:"command"`
+	Args    json.RawMessage `json:"args,omitempty"`
+}
+
+type response struct {
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Server answers requests on a Unix socket until Close.
+type Server struct {
+	path     string
+	ln       net.Listener
+	handlers map[string]Handler
+	log      *slog.Logger
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	mu       sync.Mutex // one command at a time
+}
+
+// Serve listens on path. A socket file left by a crawl that died is
+// replaced; one that a live process answers on is an error.
+func Serve(path string, handlers map[string]Handler, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if _, err := os.Stat(path); err == nil {
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("control: %s: another crawl is running", path)
+		}
+		os.Remove(path) // stale
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{path: path, ln: ln, handlers: handlers, log: log, ctx: ctx, cancel: cancel}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			s.serve(c)
+		}()
+	}
+}
+
+func (s *Server) serve(c net.Conn) {
+	go func() { // unblock a read when the server closes
+		<-s.ctx.Done()
+		c.Close()
+	}()
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	var req request
+	resp := response{}
+	if err := json.Unmarshal(line, &req); err != nil {
+		resp.Error = "bad request: " + err.Error()
+	} else if h := s.handlers[req.Command]; h == nil {
+		resp.Error = fmt.Sprintf("unknown command %q", req.Command)
+	} else {
+		s.mu.Lock()
+		s.log.Info("control request", "command", req.Command)
+		result, err := h(s.ctx, req.Args)
+		s.mu.Unlock()
+		if err != nil {
+			resp.Error = err.Error()
+		} else if raw, err := json.Marshal(result); err != nil {
+			resp.Error = err.Error()
+		} else {
+			resp.OK, resp.Result = true, raw
+		}
+	}
+	out, _ := json.Marshal(resp)
+	c.Write(append(out, '\n'))
+}
+
+// Close stops listening, cancels running handlers, waits for them and
+// removes the socket file.
+func (s *Server) Close() error {
+	s.cancel()
+	err := s.ln.Close()
+	s.wg.Wait()
+	os.Remove(s.path)
+	return err
+}
+
+// Call sends one command to the crawl listening on path and decodes its
+// result into result (nil: ignored). ErrNoServer when nothing answers.
+func Call(ctx context.Context, path, command string, args, result any) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return fmt.Errorf("%w (%s): %v", ErrNoServer, path, err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	req, _ := json.Marshal(request{Command: command, Args: raw})
+	if _, err := c.Write(append(req, '\n')); err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("control: no answer from the crawl: %w", err)
+	}
+	var resp response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return fmt.Errorf("control: bad answer: %w", err)
+	}
+	if !resp.OK {
+		return fmt.Errorf("crawl: %s", resp.Error)
+	}
+	if result != nil && len(resp.Result) > 0 {
+		return json.Unmarshal(resp.Result, result)
+	}
+	return nil
+}
