@@ -43,6 +43,7 @@ func (w *Web) CheckAll(reqs []Request, r Rules) []Violation {
 	}
 	out = append(out, CheckStopAfterThrottle(reqs)...)
 	out = append(out, CheckMaxPages(reqs, r.MaxPages)...)
+	out = append(out, CheckNoRepeat(reqs)...)
 	out = append(out, CheckNoMedia(reqs)...)
 	out = append(out, CheckSigned(reqs)...)
 	if r.UserAgent != "" {
@@ -211,6 +212,26 @@ func CheckMaxPages(reqs []Request, n int) []Violation {
 		if pages > n {
 			out = append(out, Violation{"max-pages", site, fmt.Sprintf("%d pages, at most %d", pages, n)})
 		}
+	}
+	return sorted(out)
+}
+
+// CheckNoRepeat: no page read twice (the same scheme, host, path and query
+// answered other than by a redirect more than once). Redirect responses
+// may repeat: following a loop up to the limit asks for them again.
+func CheckNoRepeat(reqs []Request) []Violation {
+	var out []Violation
+	seen := map[string]Request{}
+	for _, r := range reqs {
+		if !isPage(r) {
+			continue
+		}
+		k := r.Scheme + "://" + r.Host + r.Path
+		if first, ok := seen[k]; ok {
+			out = append(out, Violation{"no-repeat", r.Site, fmt.Sprintf("%s read again (first %s)", at(r), at(first))})
+			continue
+		}
+		seen[k] = r
 	}
 	return sorted(out)
 }

@@ -112,6 +112,14 @@ func TestChecks(t *testing.T) {
 		{"too many pages", func(l *logBuilder) {
 			l.visit(100, "s00001.example", "/", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/feed.json", "/x", "/y")
 		}, []string{"max-pages s00001.example"}},
+		{"page read twice", func(l *logBuilder) { l.at(10, "www.www-redirect.example", "/", 200) }, []string{"no-repeat www-redirect.example"}},
+		{"redirects may repeat", func(l *logBuilder) {
+			l.visit(0, "redirect-loop.example")
+			for i := range 6 {
+				l.at(float64(2+2*i), "redirect-loop.example", "/", 302)
+				l.at(float64(3+2*i), "redirect-loop.example", "/loop", 302)
+			}
+		}, nil},
 		{"media", func(l *logBuilder) { l.at(10, "s00000.example", "/img/photo.jpg", 200) }, []string{"no-media s00000.example"}},
 		{"unsigned", func(l *logBuilder) { l.at(10, "s00000.example", "/p/4", 200).Signature = "" }, []string{"signed s00000.example"}},
 		{"signature without @authority", func(l *logBuilder) {

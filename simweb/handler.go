@@ -20,7 +20,17 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		Scheme: "http", Host: hostName, Site: hostName, Method: r.Method, Path: r.RequestURI,
 		UserAgent: r.UserAgent(), Signature: r.Header.Get("Signature"),
 		SignatureInput: r.Header.Get("Signature-Input"), SignatureAgent: r.Header.Get("Signature-Agent"),
-		Start: start,
+		Start: start, Received: start,
+	}
+	// The first request of a connection started, for the client, before
+	// its dial and TLS handshake: stamp it with the connection's accept
+	// time, so that a handshake's length does not shorten the gap seen
+	// between it and the request before it (see Request.Start).
+	if ci, ok := r.Context().Value(connInfoKey{}).(*connInfo); ok {
+		ci.requests++
+		if ci.requests == 1 && start.Sub(ci.accepted) < firstRequestWithin {
+			entry.Start = ci.accepted
+		}
 	}
 	if r.TLS != nil {
 		entry.Scheme = "https"
@@ -59,6 +69,12 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.servePage(rec, r, p)
 }
+
+// firstRequestWithin bounds how long after its connection's accept a first
+// request may come and still be stamped with the accept time: a connection
+// dialed long before its first request (an abandoned dial reused later)
+// would otherwise antedate it.
+const firstRequestWithin = 5 * time.Second
 
 // wait waits d unless the client gives up or the web closes first.
 func (w *Web) wait(r *http.Request, d time.Duration) bool {

@@ -21,9 +21,14 @@ type Request struct {
 	Signature      string
 	SignatureInput string
 	SignatureAgent string
-	Start, End     time.Time // from Config.Clock: request read, handler done
-	Status         int       // 0: the connection was closed unanswered
-	Bytes          int64     // body bytes written
+	// Start is when the client began the request as well as the server
+	// can tell: for the first request of a connection, when the connection
+	// was accepted (its TLS handshake is part of the request); otherwise
+	// when the request's headers were read (Received). End is when the
+	// handler finished. All from Config.Clock.
+	Start, Received, End time.Time
+	Status               int   // 0: the connection was closed unanswered
+	Bytes                int64 // body bytes written
 	// Aborted: the client went away before the answer was written (a
 	// hanging robots.txt given up, a 3 MB page cut off). Its End is when
 	// the server noticed, so it may overlap the client's next request.

@@ -87,13 +87,14 @@ func (w *Web) Start() error {
 	if err != nil {
 		return fmt.Errorf("simweb: %w", err)
 	}
-	w.ln = newSniffListener(l, w.tlsConfig())
+	w.ln = newSniffListener(l, w.tlsConfig(), w.cfg.Clock)
 	w.srv = &http.Server{
 		Handler:           w,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       90 * time.Second,
 		ErrorLog:          slog.NewLogLogger(w.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnState:         w.connState,
+		ConnContext:       connContext,
 	}
 	w.started = true
 	w.serveWG.Add(1)

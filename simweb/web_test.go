@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -311,5 +312,28 @@ func TestWarmCertificates(t *testing.T) {
 	}
 	if len(w.ca.leaves) != n || len(w.rogue.leaves) != 1 {
 		t.Errorf("%d and %d certificates, want %d and 1", len(w.ca.leaves), len(w.rogue.leaves), n)
+	}
+}
+
+// The first request of a connection is stamped with the connection's
+// accept time; later ones with the time their headers were read.
+func TestStartIsAcceptForFirstRequest(t *testing.T) {
+	var ticks atomic.Int64
+	clock := func() time.Time { return fixedNow.Add(time.Duration(ticks.Add(1)) * time.Millisecond) }
+	w, c := startWeb(t, Config{Seed: 1, Sites: 1, Clock: clock})
+	for _, u := range []string{"https://s00000.example/robots.txt", "https://s00000.example/"} {
+		if _, err := get(t, c, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := w.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if first := reqs[0]; !first.Start.Before(first.Received) {
+		t.Errorf("first request: start %v, received %v", first.Start, first.Received)
+	}
+	if second := reqs[1]; !second.Start.Equal(second.Received) {
+		t.Errorf("second request on the connection: start %v, received %v", second.Start, second.Received)
 	}
 }
