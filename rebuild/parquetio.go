@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -28,6 +29,15 @@ const (
 	edgeRowGroup  = 1 << 20
 )
 
+// dictStrings dictionary-encodes string columns: edges.parquet's src and
+// dst repeat endlessly (a quarter smaller than plain for graphgen's S
+// graph); in the other files names are mostly unique and plain does better.
+// Past 8 MiB of dictionary in a row group a column falls back to plain.
+var dictStrings = []parquet.WriterOption{
+	parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.RLEDictionary),
+	parquet.DictionaryMaxBytes(8 << 20),
+}
+
 // fileWriter streams rows of one type into one Parquet file, zstd
 // compressed, and makes the file durable on Close.
 type fileWriter[T any] struct {
@@ -37,17 +47,18 @@ type fileWriter[T any] struct {
 	rows int64
 }
 
-func createParquet[T any](path string, rowGroupRows int64) (*fileWriter[T], error) {
+func createParquet[T any](path string, rowGroupRows int64, extra ...parquet.WriterOption) (*fileWriter[T], error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	w := parquet.NewGenericWriter[T](f,
+	opts := []parquet.WriterOption{
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.DataPageStatistics(true),
 		parquet.CreatedBy("mapthenet", "1", ""),
-	)
+	}
+	w := parquet.NewGenericWriter[T](f, append(opts, extra...)...)
 	return &fileWriter[T]{path: path, f: f, w: w}, nil
 }
 
@@ -123,6 +134,9 @@ func readParquet[T any](path string, fn func([]T) error) (err error) {
 		return fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
 	}
 	want := parquet.SchemaOf(new(T))
+	if err := checkColumns(want, pf.Schema()); err != nil {
+		return fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
+	}
 	if _, err := parquet.Convert(want, pf.Schema()); err != nil {
 		return fmt.Errorf("%s: %w: unexpected schema: %v", path, ErrNotParquet, err)
 	}
@@ -156,4 +170,21 @@ func readAllParquet[T any](path string) ([]T, error) {
 		return nil
 	})
 	return out, err
+}
+
+// checkColumns makes sure the file has every column the row type reads,
+// with the same physical type: parquet-go would otherwise read a missing
+// column as zeros, and a file of another kind as silently empty rows.
+func checkColumns(want, have *parquet.Schema) error {
+	for _, path := range want.Columns() {
+		w, _ := want.Lookup(path...)
+		h, ok := have.Lookup(path...)
+		if !ok {
+			return fmt.Errorf("no column %q", strings.Join(path, "."))
+		}
+		if wk, hk := w.Node.Type().Kind(), h.Node.Type().Kind(); wk != hk {
+			return fmt.Errorf("column %q is %v, want %v", strings.Join(path, "."), hk, wk)
+		}
+	}
+	return nil
 }

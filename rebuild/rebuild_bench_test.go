@@ -3,6 +3,8 @@ package rebuild
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,6 +76,11 @@ func BenchmarkRebuild(b *testing.B) {
 					var stages string
 					for _, st := range m.Stages {
 						stages += fmt.Sprintf(" %s=%.2fs", st.Stage, st.Seconds)
+					}
+					for _, f := range []string{data.DomainsFile, data.EdgesFile, data.VisitsFile, data.ScheduleFile, data.LinkWordsFile} {
+						if st, err := os.Stat(filepath.Join(dir, RebuildsDir, m.ID, f)); err == nil {
+							b.Logf("%s: %.1f MB", f, float64(st.Size())/1e6)
+						}
 					}
 					b.Logf("domains %d edges %d ranked %d iterations %d;%s", m.Counts[data.DomainsFile], m.Counts[data.EdgesFile], m.Rank.Ranked, m.Rank.Iterations, stages)
 				}
