@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -61,7 +62,17 @@ var lookupProfile = idna.New(
 // It refuses IP addresses, localhost, single-label hosts, public suffixes
 // and invalid names with a *DomainError wrapping one of the Err* reasons.
 func Normalize(hostOrURL string) (string, error) {
-	return normalize(hostOrURL, true)
+	d, err := normalize(hostOrURL, true)
+	if err != nil || plainHost(d) && plainHost(hostOrURL) {
+		return d, err
+	}
+	// The full path (URL parsing, IDNA mapping) can produce A-labels that
+	// do not survive a second pass (a U+FFFD from bad input, say). Keep
+	// the promise Normalize(out) == out by checking it: this path is rare.
+	if again, err := normalize(d, true); err != nil || again != d {
+		return "", &DomainError{Input: hostOrURL, Reason: ErrInvalidDomain, Detail: "does not normalise stably"}
+	}
+	return d, nil
 }
 
 // normalize is Normalize; fast allows the shortcut for plain host names
@@ -77,6 +88,9 @@ func normalize(hostOrURL string, fast bool) (string, error) {
 	}
 	if isIP(s) {
 		return refuse(ErrIPAddress, "")
+	}
+	if !utf8.ValidString(s) {
+		return refuse(ErrInvalidDomain, "not UTF-8")
 	}
 	var a string
 	if fast && plainHost(s) {
