@@ -504,3 +504,18 @@ func TestRebuildCancelled(t *testing.T) {
 		t.Errorf("OpenSnapshot: %v", err)
 	}
 }
+
+func TestRebuildProgress(t *testing.T) {
+	var stages []string
+	o := Options{DataDir: t.TempDir(), Now: asOf, Progress: func(stage string, rows int64) {
+		if len(stages) == 0 || stages[len(stages)-1] != stage {
+			stages = append(stages, stage)
+		}
+	}}
+	if _, err := RunFrom(context.Background(), smallGraph(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks write commit" {
+		t.Errorf("progress saw %q", got)
+	}
+}

@@ -111,3 +111,19 @@ func FuzzParseTiers(f *testing.F) {
 		}
 	})
 }
+
+func TestRankEdgeFileCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "edges.parquet")
+	out := filepath.Join(dir, "ranks.parquet")
+	if err := writeTestParquet(in, []data.EdgeRow{{Src: "a.example", Dst: "b.example"}, {Src: "b.example", Dst: "c.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runIn(t, dir, "rank", "--edges", in, "--out", out)
+	if code != 0 || !strings.Contains(stdout, "2 edge rows") || !strings.Contains(stdout, "2 ranked") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+}
