@@ -21,5 +21,16 @@
 // it); same-site links are read breadth-first in document order; feeds
 // advertised by <link rel="alternate"> are read and their links count.
 //
+// Use (see Example and the e2e package):
+//
+//	w, _ := simweb.New(simweb.Config{Seed: 1, Sites: 100, SpecialShare: 0.2})
+//	w.Start()
+//	defer w.Close()
+//	w.WriteSeeds(seeds)
+//	// mapthenet crawl --seeds SEEDS --until-idle --connect-to w.ConnectTo() \
+//	//   --ca-cert w.CAFile() --min-delay 20ms --platform github.io=50ms
+//	violations := w.CheckAll(w.Requests(), simweb.Rules{MinDelay: 20 * time.Millisecond, ...})
+//	// compare the snapshot's edges.parquet with w.ExpectedEdges()
+//
 // The pipeline's own packages never import simweb.
 package simweb

@@ -42,7 +42,11 @@ type Edge struct {
 // never sitewide; KindMoved gives one followed edge to where it moved.
 func (w *Web) ExpectedEdges() []Edge {
 	w.expectOnce.Do(func() { w.expected = w.ExpectedEdgesWithBudget(FirstVisitPages) })
-	return slices.Clone(w.expected)
+	out := slices.Clone(w.expected)
+	for i := range out {
+		out[i].Words = slices.Clone(out[i].Words)
+	}
+	return out
 }
 
 // ExpectedEdgesWithBudget is ExpectedEdges for another page budget.

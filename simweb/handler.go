@@ -17,7 +17,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec := &recorder{ResponseWriter: rw}
 	entry := Request{
-		Scheme: "http", Host: hostName, Site: hostName, Method: r.Method, Path: r.RequestURI,
+		Seq: w.log.arrive(), Scheme: "http", Host: hostName, Site: hostName, Method: r.Method, Path: r.RequestURI,
 		UserAgent: r.UserAgent(), Signature: r.Header.Get("Signature"),
 		SignatureInput: r.Header.Get("Signature-Input"), SignatureAgent: r.Header.Get("Signature-Agent"),
 		Start: start, Received: start,

@@ -11,7 +11,7 @@ import (
 
 // Request is one request as the server saw it.
 type Request struct {
-	Seq            int    // order of arrival, from 0 (after the last Reset)
+	Seq            int    // order of arrival (headers read), from 0 after the last Reset
 	Scheme         string // "http" or "https"
 	Host           string // lower case, without port
 	Site           string // the host's registrable domain; the host itself when no site has it
@@ -39,11 +39,19 @@ type Request struct {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []Request
+	next int // Seq of the next request to arrive
+}
+
+// arrive numbers a request as it arrives.
+func (l *requestLog) arrive() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	return l.next - 1
 }
 
 func (l *requestLog) add(r Request) {
 	l.mu.Lock()
-	r.Seq = len(l.reqs)
 	l.reqs = append(l.reqs, r)
 	l.mu.Unlock()
 }
@@ -53,13 +61,18 @@ func (l *requestLog) snapshot() []Request {
 	l.mu.Lock()
 	out := slices.Clone(l.reqs)
 	l.mu.Unlock()
-	slices.SortStableFunc(out, func(a, b Request) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(out, func(a, b Request) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return a.Seq - b.Seq
+	})
 	return out
 }
 
 func (l *requestLog) reset() {
 	l.mu.Lock()
-	l.reqs = nil
+	l.reqs, l.next = nil, 0
 	l.mu.Unlock()
 }
 
