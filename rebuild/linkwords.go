@@ -19,16 +19,18 @@ const (
 // Only followed edges count: nofollow links (ugc, sponsored, paid) are the
 // ones spammers place, and they count towards nothing else either.
 //
-// Words are interned to uint32 and the counts keyed by target<<32|word, so
-// memory grows with the distinct (target, word) pairs, not with strings.
+// Words are interned to uint32 and each use is kept as one packed
+// target<<32|word in a slice, sorted and counted at the end: 8 bytes per
+// (edge, word), a third of what a hash map of counts costs per entry at the
+// sizes that matter (hundreds of millions of uses), and it never rehashes.
 type linkWordTally struct {
-	ids    map[string]uint32
-	words  []string
-	counts map[uint64]uint32
+	ids   map[string]uint32
+	words []string
+	uses  []uint64
 }
 
 func newLinkWordTally() *linkWordTally {
-	return &linkWordTally{ids: map[string]uint32{}, counts: map[uint64]uint32{}}
+	return &linkWordTally{ids: map[string]uint32{}}
 }
 
 func (t *linkWordTally) add(dst uint32, words []string) {
@@ -39,7 +41,7 @@ func (t *linkWordTally) add(dst uint32, words []string) {
 			t.ids[w] = id
 			t.words = append(t.words, w)
 		}
-		t.counts[uint64(dst)<<32|uint64(id)]++
+		t.uses = append(t.uses, uint64(dst)<<32|uint64(id))
 	}
 }
 
@@ -52,30 +54,32 @@ type linkWord struct {
 
 // top returns the kept words, ordered by target, then sites desc, then word.
 func (t *linkWordTally) top() []linkWord {
-	var kept []linkWord
-	for k, n := range t.counts {
-		if n >= minLinkWordSites {
-			kept = append(kept, linkWord{dst: uint32(k >> 32), word: t.words[uint32(k)], sites: int64(n)})
-		}
+	slices.Sort(t.uses)
+	var out, cur []linkWord
+	flush := func() {
+		slices.SortFunc(cur, func(a, b linkWord) int {
+			if c := cmp.Compare(b.sites, a.sites); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.word, b.word)
+		})
+		out = append(out, cur[:min(len(cur), maxLinkWordsPerDomain)]...)
+		cur = cur[:0]
 	}
-	slices.SortFunc(kept, func(a, b linkWord) int {
-		if c := cmp.Compare(a.dst, b.dst); c != 0 {
-			return c
+	for i := 0; i < len(t.uses); {
+		j := i + 1
+		for j < len(t.uses) && t.uses[j] == t.uses[i] {
+			j++
 		}
-		if c := cmp.Compare(b.sites, a.sites); c != 0 {
-			return c
+		dst := uint32(t.uses[i] >> 32)
+		if len(cur) > 0 && cur[0].dst != dst {
+			flush()
 		}
-		return cmp.Compare(a.word, b.word)
-	})
-	var out []linkWord
-	perDst := 0
-	for i, lw := range kept {
-		if i == 0 || kept[i-1].dst != lw.dst {
-			perDst = 0
+		if n := j - i; n >= minLinkWordSites {
+			cur = append(cur, linkWord{dst: dst, word: t.words[uint32(t.uses[i])], sites: int64(n)})
 		}
-		if perDst++; perDst <= maxLinkWordsPerDomain {
-			out = append(out, lw)
-		}
+		i = j
 	}
+	flush()
 	return out
 }

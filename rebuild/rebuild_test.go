@@ -519,3 +519,27 @@ func TestRebuildProgress(t *testing.T) {
 		t.Errorf("progress saw %q", got)
 	}
 }
+
+// TestRebuildSameForAnyWorkers: the snapshot's rows do not depend on how
+// many PageRank workers ran.
+func TestRebuildSameForAnyWorkers(t *testing.T) {
+	var first string
+	for _, workers := range []int{1, 2, 5} {
+		dir := t.TempDir()
+		o := Options{DataDir: dir, Now: asOf}
+		o.Rank.Workers = workers
+		if _, err := RunFrom(context.Background(), smallGraph(), o); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := mustOpen(t, dir, "").Domains()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := asJSON(t, rows)
+		if first == "" {
+			first = got
+		} else if got != first {
+			t.Errorf("workers %d: domains.parquet differs from workers 1", workers)
+		}
+	}
+}
