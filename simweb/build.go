@@ -98,7 +98,7 @@ func (w *world) addHost(s *site, name string) *host {
 
 // minTargets is how many out-links a kind's pages need.
 var minTargets = map[Kind]int{
-	KindMetaRobots: 13, KindRel: 9, KindRobotsRules: 5, KindBigPage: 3, KindMultiHost: 6, KindRobots404: 3,
+	KindMetaRobots: 13, KindRel: 9, KindRobotsRules: 5, KindBigPage: 3, KindMultiHost: 6, KindRobots404: 3, KindRobotsHuge: 3,
 }
 
 // linkGraph draws every site's out-link targets: out-degrees 2..10 skewed
@@ -156,6 +156,28 @@ func (b *builder) target() *site {
 	t := b.s.targets[b.t%len(b.s.targets)]
 	b.t++
 	return t
+}
+
+// distinct returns n different targets (fewer only in a web of fewer
+// sites): the site's own first, then other sites in order. Cases whose
+// flags depend on each target being linked once (rel.example) use them.
+func (b *builder) distinct(n int) []*site {
+	var out []*site
+	add := func(t *site) {
+		if len(out) < n && t != b.s && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	for _, t := range b.s.targets {
+		add(t)
+	}
+	for _, t := range b.w.sites {
+		add(t)
+	}
+	for i, k := 0, len(out); k > 0 && len(out) < n; i++ { // a tiny web: repeat
+		out = append(out, out[i%k])
+	}
+	return out
 }
 
 func (b *builder) left() int { return len(b.s.targets) - b.t }
@@ -356,6 +378,12 @@ func (w *world) buildSite(s *site) {
 		h.redirectAll = www.origin()
 	case KindMultiHost:
 		b.multiHost(h, min(pages, 3))
+	case KindRobotsHuge:
+		b.content(h, min(pages, 4), true)
+		h.robots.late = []robotsGroup{{agents: []string{"MapTheNetBot"}, rules: []robotsRule{{pattern: "/late/"}}}}
+		home := h.pages["/"]
+		home.sections[0].links = append(home.sections[0].links, b.same(h, "/late/page", "late"))
+		h.put("/late/page", htmlPage("late", b.nav, section{filler: 100, links: []link{b.ext(b.target(), "")}}))
 	case KindRobots404:
 		// No restrictions: the robots.txt trap page is read, so it links a
 		// real site instead of never-read.example (and a page less keeps
@@ -493,9 +521,10 @@ func (b *builder) metaRobots(h *host) {
 // followed, and two sitewide nav links, one of them nofollow.
 func (b *builder) rel(h *host) {
 	h.robots = defaultRobots(h)
-	t := make([]*site, 9)
-	for i := range t {
-		t[i] = b.target()
+	t := b.distinct(9)
+	if len(t) == 0 {
+		h.put("/", htmlPage(b.s.Domain, []link{b.same(h, "/", "Home")}, section{filler: 300}))
+		return
 	}
 	b.nav = []link{b.same(h, "/", "Home"), b.ext(t[7], "nofollow"), b.ext(t[8], "")}
 	home := []link{

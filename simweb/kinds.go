@@ -18,6 +18,7 @@ const (
 	KindRobotsRules     Kind = "robots_rules"      // our own group with *, $, percent-encoded paths; "*" group shuts everything
 	KindCrawlDelay      Kind = "crawl_delay"       // Crawl-delay: 2
 	KindOptedOut        Kind = "opted_out"         // User-agent: MapTheNetBot / Disallow: /
+	KindRobotsHuge      Kind = "robots_huge"       // a 520 KiB robots.txt whose last group (ours, Disallow: /late/) must be ignored
 
 	// responses
 	KindThrottle429      Kind = "throttle_429"      // home page 429, Retry-After in seconds
@@ -68,6 +69,7 @@ var kinds = map[Kind]kindInfo{
 	KindRobotsRules:      {data.OutcomeOK, 200, true, true},
 	KindCrawlDelay:       {data.OutcomeOK, 200, true, true},
 	KindOptedOut:         {data.OutcomeOptedOut, 0, true, false},
+	KindRobotsHuge:       {data.OutcomeOK, 200, true, true},
 	KindThrottle429:      {data.OutcomeThrottled, 429, true, false},
 	KindThrottle429Date:  {data.OutcomePartial, 200, true, true},
 	KindThrottle503:      {data.OutcomeThrottled, 503, true, false},
@@ -96,7 +98,7 @@ var kinds = map[Kind]kindInfo{
 func Kinds() []Kind {
 	return []Kind{
 		KindNormal, KindRobots5xx, KindRobotsHang, KindRobots404, KindRobotsRedirect5,
-		KindRobotsRedirect6, KindRobotsRules, KindCrawlDelay, KindOptedOut,
+		KindRobotsRedirect6, KindRobotsRules, KindCrawlDelay, KindOptedOut, KindRobotsHuge,
 		KindThrottle429, KindThrottle429Date, KindThrottle503, KindChallengeCF,
 		KindChallengeGeneric, KindHome500, KindGone404, KindGone410, KindRedirectLoop,
 		KindMoved, KindSlow, KindMetaRobots, KindRel, KindBigPage, KindNonHTML,
@@ -130,6 +132,7 @@ var named = []struct {
 	{"robots-rules.example", KindRobotsRules},
 	{"crawl-delay.example", KindCrawlDelay},
 	{"opted-out.example", KindOptedOut},
+	{"robots-huge.example", KindRobotsHuge},
 	{"throttle-429.example", KindThrottle429},
 	{"throttle-429-date.example", KindThrottle429Date},
 	{"throttle-503.example", KindThrottle503},

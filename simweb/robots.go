@@ -29,7 +29,14 @@ type robotsFile struct {
 	hops   int // redirects before the file is reached
 	groups []robotsGroup
 	extra  string // lines appended verbatim (Sitemap:)
+	// late groups come after padding that pushes them past
+	// MaxRobotsBytes: a correct crawler never sees them.
+	late []robotsGroup
 }
+
+// MaxRobotsBytes is how much of a robots.txt a correct crawler parses
+// (DESIGN.md: at most 500 KiB).
+const MaxRobotsBytes = 500 << 10
 
 // available reports whether a correct crawler can read rules from this file
 // (RFC 9309 / DESIGN.md: 2xx parse, 3xx up to 5 redirects, 4xx no
@@ -124,6 +131,14 @@ func (f *robotsFile) text() []byte {
 		}
 	}
 	b.WriteString(f.extra)
+	if len(f.late) > 0 {
+		for b.Len() < MaxRobotsBytes+(20<<10) {
+			b.WriteString("# padding: the groups below start past 500 KiB and must be ignored\n")
+		}
+		late := robotsFile{groups: f.late}
+		b.WriteString("\n")
+		b.Write(late.text())
+	}
 	return []byte(b.String())
 }
 

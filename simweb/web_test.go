@@ -343,3 +343,22 @@ func TestStartIsAcceptForFirstRequest(t *testing.T) {
 		t.Errorf("second request on the connection: start %v, received %v", second.Start, second.Received)
 	}
 }
+
+// robots-huge.example's own group starts past 500 KiB: a crawler parsing
+// at most that much never sees it, so /late/ is allowed.
+func TestRobotsHuge(t *testing.T) {
+	w, c := startWeb(t, Config{Seed: 1, Sites: 1})
+	got, err := get(t, c, "https://robots-huge.example/robots.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(got.body, "User-agent: MapTheNetBot\nDisallow: /late/\n"); i < MaxRobotsBytes {
+		t.Errorf("our group at byte %d, want past %d", i, MaxRobotsBytes)
+	}
+	if v := w.CheckRobotsAllowed([]Request{{Host: "robots-huge.example", Site: "robots-huge.example", Path: "/late/page"}}); len(v) > 0 {
+		t.Errorf("/late/page disallowed: %v", v)
+	}
+	if w.ExpectedPages("robots-huge.example") != 7 {
+		t.Errorf("robots-huge.example: %d pages expected", w.ExpectedPages("robots-huge.example"))
+	}
+}
