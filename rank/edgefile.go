@@ -60,7 +60,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		clock = now
 	}
 
-	el, err := readEdges(ctx, inPath)
+	el, err := readEdges(ctx, inPath, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}

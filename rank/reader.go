@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -34,29 +35,26 @@ const (
 const readBatchRows = 1 << 16
 
 // readEdges reads the src, dst and (if present) nofollow columns of the
-// Parquet file at path with Arrow, a record batch at a time: one goroutine
-// decodes the next batch while this one interns the names of the last.
-// Nofollow rows add their domains but no edge.
-func readEdges(ctx context.Context, path string) (el *edgeList, err error) {
+// Parquet file at path with Arrow, a record batch at a time. Decoders (one
+// per worker, each its own reader of the file, taking every workers-th row
+// group) feed this goroutine, which interns the names. Batches arrive in
+// no fixed order, which is fine: ids are renumbered by name later and the
+// CSR does not depend on the order of edges. Nofollow rows add their
+// domains but no edge.
+func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err error) {
 	// The Parquet and Arrow readers panic on some malformed files; a bad
-	// input file must give an error, never bring the program down.
+	// input file must give an error, never bring the program down. (The
+	// decoders recover on their own goroutines, see decode.)
 	defer func() {
 		if r := recover(); r != nil {
 			el, err = nil, fmt.Errorf("rank: %s: malformed Parquet file: %v", path, r)
 		}
 	}()
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("rank: edge file: %w", err)
-	}
-	pf, err := file.OpenParquetFile(path, false)
+	pf, fr, err := openEdgeFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("rank: %s is not a readable Parquet file: %w", path, err)
+		return nil, err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: readBatchRows}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("rank: %s: %w", path, err)
-	}
 	schema, err := fr.Schema()
 	if err != nil {
 		return nil, fmt.Errorf("rank: %s: %w", path, err)
@@ -67,69 +65,77 @@ func readEdges(ctx context.Context, path string) (el *edgeList, err error) {
 	}
 
 	rows := pf.NumRows()
-	// Guess the distinct domains from the rows to size the map: a host
-	// graph has about a tenth as many domains as edges.
-	in := newInterner(int(min(max(rows/8, 1024), 1<<26)))
-	el = &edgeList{src: make([]uint32, 0, rows), dst: make([]uint32, 0, rows)}
-	if rows == 0 || pf.NumRowGroups() == 0 {
+	if rows < 0 {
+		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %d rows", path, rows)
+	}
+	// Size the arrays from the footer's row count, but trust it only as
+	// far as the file's size allows (a row takes at least a byte or so
+	// even compressed): a damaged footer must not make us allocate
+	// gigabytes. A host graph has about a tenth as many domains as edges.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	hint := min(rows, fi.Size(), 1<<32-1)
+	in := newInterner(int(min(max(hint/8, 1024), 1<<24)))
+	el = &edgeList{src: make([]uint32, 0, hint), dst: make([]uint32, 0, hint)}
+	nrg := pf.NumRowGroups()
+	if err := checkChunks(pf, cols, fi.Size()); err != nil {
+		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
+	}
+	if rows == 0 || nrg == 0 {
 		el.names = in.names
 		return el, nil
 	}
-
-	rr, err := fr.GetRecordReader(ctx, cols, nil)
-	if err != nil {
-		return nil, fmt.Errorf("rank: %s: %w", path, err)
+	firstRow := make([]int64, nrg)
+	for rg := 1; rg < nrg; rg++ {
+		firstRow[rg] = firstRow[rg-1] + pf.MetaData().RowGroup(rg-1).NumRows()
 	}
-	defer rr.Release()
 
-	// Decode ahead in another goroutine; it stops when done is closed.
-	recs := make(chan arrow.Record, 2)
-	readErr := make(chan error, 1)
+	decoders := max(1, min(workers, nrg))
+	recs := make(chan batch, 2*decoders)
+	errs := make(chan error, decoders)
 	done := make(chan struct{})
-	go func() {
-		defer close(recs)
-		defer func() {
-			if r := recover(); r != nil {
-				readErr <- fmt.Errorf("malformed Parquet file: %v", r)
+	var wg sync.WaitGroup
+	for k := range decoders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := decode(ctx, path, cols, k, decoders, firstRow, recs, done); err != nil {
+				errs <- err
 			}
 		}()
-		for rr.Next() {
-			rec := rr.Record()
-			rec.Retain()
-			select {
-			case recs <- rec:
-			case <-done:
-				rec.Release()
-				return
-			}
-		}
-		if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) { // EOF: the normal end
-			readErr <- err
-		}
+	}
+	go func() {
+		wg.Wait()
+		close(recs)
 	}()
+	// On any return: stop the decoders and wait for them.
 	defer func() {
 		close(done)
-		for rec := range recs { // wait for the reader to stop
-			rec.Release()
+		for b := range recs {
+			b.rec.Release()
 		}
 	}()
 
 	b := batchInterner{in: in, el: el, path: path}
-	for rec := range recs {
-		if err := ctx.Err(); err != nil {
-			rec.Release()
-			return nil, err
+	for r := range recs {
+		err := ctx.Err()
+		if err == nil {
+			err = b.add(r.rec, r.firstRow)
 		}
-		err := b.add(rec)
-		rec.Release()
+		r.rec.Release()
 		if err != nil {
 			return nil, err
 		}
 	}
 	select {
-	case err := <-readErr:
+	case err := <-errs:
 		return nil, fmt.Errorf("rank: %s: %w", path, err)
 	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if el.rows != rows {
 		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.rows, rows)
@@ -137,6 +143,121 @@ func readEdges(ctx context.Context, path string) (el *edgeList, err error) {
 	el.names = in.names
 	return el, nil
 }
+
+// checkChunks checks the footer's column chunk offsets and sizes against
+// the file's size before Arrow reads them: Arrow allocates a chunk's size
+// up front and reads chunks on goroutines of its own, where a panic on a
+// damaged footer could not be recovered.
+func checkChunks(pf *file.Reader, cols []int, size int64) error {
+	md := pf.MetaData()
+	for rg := range pf.NumRowGroups() {
+		rgm := md.RowGroup(rg)
+		if rgm.NumRows() < 0 {
+			return fmt.Errorf("row group %d has %d rows", rg, rgm.NumRows())
+		}
+		for _, c := range cols {
+			col, err := rgm.ColumnChunk(c)
+			if err != nil {
+				return err
+			}
+			if col.CryptoMetadata() != nil {
+				return errors.New("encrypted columns are not supported")
+			}
+			start := col.DataPageOffset()
+			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
+				start = col.DictionaryPageOffset()
+			}
+			n := col.TotalCompressedSize()
+			if start < 0 || n < 0 || start > size || n > size-start || col.NumValues() < 0 {
+				return fmt.Errorf("row group %d, column %d: chunk at %d of %d bytes does not fit the file (%d bytes)", rg, c, start, n, size)
+			}
+		}
+	}
+	return nil
+}
+
+// batch is a record batch and the file row of its first row.
+type batch struct {
+	rec      arrow.Record
+	firstRow int64
+}
+
+func openEdgeFile(path string) (pf *file.Reader, fr *pqarrow.FileReader, err error) {
+	// Open the file here rather than with file.OpenParquetFile, which
+	// leaves it open when the footer is bad.
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: edge file: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rank: %s: malformed Parquet file: %v", path, r)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}()
+	pf, err = file.NewParquetReader(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: %s is not a readable Parquet file: %w", path, err)
+	}
+	// Not Parallel: Arrow would decode columns on goroutines of its own,
+	// where a panic on a malformed file could not be recovered.
+	fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: %s: %w", path, err)
+	}
+	return pf, fr, nil
+}
+
+// decode sends the batches of row groups k, k+step, k+2*step, ... until
+// done is closed.
+func decode(ctx context.Context, path string, cols []int, k, step int, firstRow []int64, out chan<- batch, done <-chan struct{}) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed Parquet file: %v", r)
+		}
+	}()
+	pf, fr, err := openEdgeFile(path)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	for rg := k; rg < len(firstRow); rg += step {
+		row := firstRow[rg]
+		err := func() error {
+			rr, err := fr.GetRecordReader(ctx, cols, []int{rg})
+			if err != nil {
+				return err
+			}
+			defer rr.Release()
+			for rr.Next() {
+				rec := rr.Record()
+				rec.Retain()
+				select {
+				case out <- batch{rec, row}:
+					row += rec.NumRows()
+				case <-done:
+					rec.Release()
+					return errStopped
+				}
+			}
+			if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) { // EOF: the normal end
+				return err
+			}
+			return nil
+		}()
+		if err == errStopped {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errStopped = errors.New("stopped")
 
 // pickColumns finds the leaf columns src, dst and nofollow (optional) and
 // checks their types: names must be strings (or binary), nofollow a bool.
@@ -212,7 +333,7 @@ func stringsOf(a arrow.Array) (func(i int) string, error) {
 	return nil, fmt.Errorf("unsupported name column type %s", a.DataType())
 }
 
-func (b *batchInterner) add(rec arrow.Record) error {
+func (b *batchInterner) add(rec arrow.Record, firstRow int64) error {
 	sch := rec.Schema()
 	col := func(name string) arrow.Array {
 		if idx := sch.FieldIndices(name); len(idx) == 1 {
@@ -244,7 +365,7 @@ func (b *batchInterner) add(rec arrow.Record) error {
 				if !srcA.IsNull(i) {
 					which = colDst
 				}
-				return fmt.Errorf("rank: %s: row %d: %s is null; every edge needs both domain names", b.path, b.el.rows+int64(i), which)
+				return fmt.Errorf("rank: %s: row %d: %s is null; every edge needs both domain names", b.path, firstRow+int64(i), which)
 			}
 		}
 	}
@@ -256,7 +377,7 @@ func (b *batchInterner) add(rec arrow.Record) error {
 	for i := range n {
 		s, t := src(i), dst(i)
 		if s == "" || t == "" {
-			return fmt.Errorf("rank: %s: row %d: empty domain name", b.path, el.rows+int64(i))
+			return fmt.Errorf("rank: %s: row %d: empty domain name", b.path, firstRow+int64(i))
 		}
 		var sid uint32
 		if haveLast && s == lastSrc {

@@ -1,0 +1,37 @@
+package rank
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// FuzzRankEdgeFile feeds arbitrary bytes as an edge file: RankEdgeFile
+// must answer with a result or an error, never panic or hang.
+func FuzzRankEdgeFile(f *testing.F) {
+	var good bytes.Buffer
+	if err := parquet.Write(&good, smallEdges); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Bytes())
+	f.Add(good.Bytes()[:good.Len()/2])
+	f.Add(good.Bytes()[good.Len()/2:])
+	f.Add([]byte("PAR1PAR1"))
+	f.Add([]byte("src,dst\na.com,b.com\n"))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, out := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet")
+		if err := os.WriteFile(in, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := RankEdgeFile(context.Background(), in, out, Params{Workers: 1}, nil)
+		if err == nil && sum.Ranked > sum.Domains {
+			t.Fatalf("%d ranked of %d domains", sum.Ranked, sum.Domains)
+		}
+	})
+}
