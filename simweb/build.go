@@ -501,10 +501,15 @@ func (b *builder) metaRobots(h *host) {
 		{path: "/m/other-bots", header: http.Header{"X-Robots-Tag": {"googlebot: noindex, nofollow", "otherbot: none"}},
 			metas: [][2]string{{"googlebot", "noindex, nofollow"}, {"bingbot", "none"}}},
 	}
+	t := b.distinct(2*len(leaves) + 1)
+	if len(t) == 0 {
+		h.put("/", htmlPage(b.s.Domain, b.nav, section{filler: 300}))
+		return
+	}
 	var homeLinks []link
-	for _, l := range leaves {
+	for i, l := range leaves {
 		homeLinks = append(homeLinks, b.same(h, l.path, anchorText(b.r)))
-		ls := []link{b.same(h, "/", "back home"), b.ext(b.target(), ""), b.ext(b.target(), "sponsored")}
+		ls := []link{b.same(h, "/", "back home"), b.ext(t[2*i], ""), b.ext(t[2*i+1], "sponsored")}
 		if l.hidden != "" {
 			ls = append(ls, b.same(h, l.hidden, "hidden"))
 			h.put(l.hidden, htmlPage("hidden", b.nav, section{filler: 100, links: []link{b.trap("nofollow-page-link-followed")}}))
@@ -513,7 +518,7 @@ func (b *builder) metaRobots(h *host) {
 		p.metas, p.header, p.noindex, p.nofollow = l.metas, l.header, l.noindex, l.nofollow
 		h.put(l.path, p)
 	}
-	homeLinks = append(homeLinks, b.ext(b.target(), ""))
+	homeLinks = append(homeLinks, b.ext(t[2*len(leaves)], ""))
 	h.put("/", htmlPage(b.s.Domain, b.nav, section{filler: 300, links: homeLinks}))
 }
 
