@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -182,4 +183,31 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 		return fmt.Errorf("rank: %w", err)
 	}
 	return nil
+}
+
+// EdgeGraph is an edge file loaded for ranking: node v is the domain
+// Names[v]; ids are in name order.
+type EdgeGraph struct {
+	Names []string
+	Graph *CSR
+	Rows  int64 // edge rows read, nofollow and self-loops included
+}
+
+// LoadEdgeFile reads an edge file as RankEdgeFile does (same columns,
+// same errors) and returns its graph of followed edges without ranking it.
+// workers <= 0 means GOMAXPROCS.
+func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	el, err := readEdges(ctx, path, workers)
+	if err != nil {
+		return nil, err
+	}
+	names := renumber(el.names, el.src, el.dst, workers)
+	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, workers)
+	if err != nil {
+		return nil, err
+	}
+	return &EdgeGraph{Names: names, Graph: g, Rows: el.rows}, nil
 }

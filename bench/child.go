@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mapthenet/mapthenet/rank"
+)
+
+// childFlag, as the first argument, makes this program a measured child:
+// bench -child-run JOB ARGS... runs one job and prints its result as JSON.
+const childFlag = "-child-run"
+
+// measured is what the parent learns of a child run.
+type measured struct {
+	wall      time.Duration
+	cpu       time.Duration // user + system
+	maxRSSKiB int64
+}
+
+// runChild runs this program as a child doing job and decodes its JSON
+// output into out.
+func runChild(out any, job string, args ...string) (measured, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return measured{}, err
+	}
+	cmd := exec.Command(self, append([]string{childFlag, job}, args...)...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err = cmd.Run()
+	m := measured{wall: time.Since(start)}
+	if err != nil {
+		return m, fmt.Errorf("child %s: %w", job, err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.maxRSSKiB = ru.Maxrss // KiB on Linux
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return m, fmt.Errorf("child %s: bad output %q: %w", job, stdout.String(), err)
+	}
+	return m, nil
+}
+
+// childMain is main in a child.
+func childMain(args []string) int {
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "bench child: no job")
+		return 2
+	}
+	var out any
+	var err error
+	switch args[0] {
+	case "rank": // IN OUT WORKERS
+		out, err = childRank(args[1:])
+	case "iteration": // IN WORKERS
+		out, err = childIteration(args[1:])
+	default:
+		err = fmt.Errorf("unknown job %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench child:", err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench child:", err)
+		return 1
+	}
+	return 0
+}
+
+func childRank(args []string) (rank.Summary, error) {
+	if len(args) != 3 {
+		return rank.Summary{}, fmt.Errorf("rank: want IN OUT WORKERS")
+	}
+	workers, _ := strconv.Atoi(args[2])
+	return rank.RankEdgeFile(context.Background(), args[0], args[1], rank.Params{Workers: workers}, nil)
+}
+
+// iterationResult is one PageRank iteration's time on the loaded graph.
+type iterationResult struct {
+	Seconds float64 `json:"seconds"`
+	Edges   int     `json:"edges"`
+}
+
+// childIteration loads the graph and times PageRank iterations: the time
+// of 11 iterations less that of 1, over 10, so that the setup (allocating
+// and filling the score arrays) does not count.
+func childIteration(args []string) (iterationResult, error) {
+	if len(args) != 2 {
+		return iterationResult{}, fmt.Errorf("iteration: want IN WORKERS")
+	}
+	workers, _ := strconv.Atoi(args[1])
+	ctx := context.Background()
+	eg, err := rank.LoadEdgeFile(ctx, args[0], workers)
+	if err != nil {
+		return iterationResult{}, err
+	}
+	timeIters := func(k int) (time.Duration, error) {
+		best := time.Duration(1 << 62)
+		for range 3 { // best of 3: the machine may be busy
+			p := rank.Params{MaxIterations: k, Tolerance: 1e-300, Workers: workers}
+			start := time.Now()
+			if _, err := rank.PageRank(ctx, eg.Graph, p); err != nil {
+				return 0, err
+			}
+			best = min(best, time.Since(start))
+		}
+		return best, nil
+	}
+	one, err := timeIters(1)
+	if err != nil {
+		return iterationResult{}, err
+	}
+	eleven, err := timeIters(11)
+	if err != nil {
+		return iterationResult{}, err
+	}
+	return iterationResult{Seconds: max(eleven-one, 0).Seconds() / 10, Edges: eg.Graph.NumEdges()}, nil
+}

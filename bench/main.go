@@ -1,0 +1,133 @@
+// Command bench measures mapthenet's heavy stages on synthetic graphs
+// (graphgen's S, M and L sizes) and prints a table:
+//
+//	go run ./bench -size S|M|L [-stages rank] [-dir DIR] [-workers N]
+//
+// Edge files are generated once and cached in -dir (default: a temporary
+// directory, removed afterwards). Each stage runs in a child process of
+// this program so that its peak memory (the child's maximum resident set)
+// and CPU time are its own. When python3 with igraph is available, the
+// rank stage also times igraph's PageRank (PRPACK) on the same graph and
+// compares the scores.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// A stage is one measured piece of work. run gets the environment and
+// returns the rows of the table it measured.
+type stage struct {
+	name string
+	help string
+	run  func(ctx context.Context, env *env) ([]result, error)
+}
+
+// stages are the -stages values, in the order they run.
+var stages = []stage{
+	{"ingest", "load the edge file into the graph store (Badger)", notYet("the graph store's bulk ingest")},
+	{"rebuild", "a whole rebuild: store → Parquet snapshot → ranks → schedule", notYet("rebuild.Run on a store of this size")},
+	{"rank", "rank.RankEdgeFile end to end from the edge file, one PageRank iteration, igraph", runRank},
+}
+
+// TODO(bench): ingest and rebuild need a store filled from the generated
+// graph; add them here as functions of the same shape as runRank once the
+// graph and rebuild packages have a bulk-load entry point.
+func notYet(what string) func(context.Context, *env) ([]result, error) {
+	return func(context.Context, *env) ([]result, error) {
+		return nil, fmt.Errorf("not measured yet: needs %s", what)
+	}
+}
+
+// env is what every stage gets.
+type env struct {
+	size     string
+	dir      string
+	workers  int
+	edges    string // the size's edge file
+	igraph   string // python interpreter with igraph, "" if none
+	noIgraph bool
+}
+
+// result is one row of the table.
+type result struct {
+	stage, what string
+	value       string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(childMain(os.Args[2:]))
+	}
+	size := flag.String("size", "S", "graph size: S (100k domains, 1M edges), M (1M, 10M) or L (10M, 100M)")
+	stageList := flag.String("stages", "rank", "comma-separated stages to run: ingest, rebuild, rank")
+	dir := flag.String("dir", "", "directory to cache the generated edge files in (default: a temporary directory)")
+	workers := flag.Int("workers", 0, "workers for the stages (0: GOMAXPROCS)")
+	noIgraph := flag.Bool("no-igraph", false, "skip the igraph comparison")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages rank] [-dir DIR]\n\nstages:\n")
+		for _, s := range stages {
+			fmt.Fprintf(os.Stderr, "  %-8s %s\n", s.name, s.help)
+		}
+		fmt.Fprintln(os.Stderr)
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if err := run(*size, *stageList, *dir, *workers, *noIgraph); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(size, stageList, dir string, workers int, noIgraph bool) error {
+	want := map[string]bool{}
+	for _, s := range strings.Split(stageList, ",") {
+		s = strings.TrimSpace(s)
+		found := false
+		for _, st := range stages {
+			found = found || st.name == s
+		}
+		if !found {
+			return fmt.Errorf("unknown stage %q (want ingest, rebuild or rank)", s)
+		}
+		want[s] = true
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "mapthenet-bench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	size = strings.ToUpper(size)
+	edges, err := edgeFile(dir, size)
+	if err != nil {
+		return err
+	}
+	e := &env{size: size, dir: dir, workers: workers, edges: edges, noIgraph: noIgraph}
+	if !noIgraph {
+		e.igraph = findIgraph()
+	}
+	var rows []result
+	ctx := context.Background()
+	for _, st := range stages {
+		if !want[st.name] {
+			continue
+		}
+		r, err := st.run(ctx, e)
+		if err != nil {
+			rows = append(rows, result{st.name, "error", err.Error()})
+			continue
+		}
+		rows = append(rows, r...)
+	}
+	printTable(os.Stdout, size, rows)
+	return nil
+}
