@@ -77,7 +77,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 		return nil, fmt.Errorf("rank: %w", err)
 	}
 	hint := min(rows, fi.Size(), 1<<32-1)
-	in := newInterner(int(min(max(hint/8, 1024), 1<<24)))
+	in := newInterner(int(min(max(hint/10, 1024), 1<<24)))
 	el = &edgeList{src: make([]uint32, 0, hint), dst: make([]uint32, 0, hint)}
 	nrg := pf.NumRowGroups()
 	if err := checkChunks(pf, cols, fi.Size()); err != nil {
