@@ -22,6 +22,7 @@ type batch struct {
 	txn      *badger.Txn
 	nextID   uint32
 	newNames map[string]uint32
+	found    map[string]uint32 // names read from the database, cached after commit
 	recs     map[uint32]*record
 	dirty    map[uint32]struct{}
 	followed map[uint32]struct{}
@@ -45,6 +46,7 @@ func (s *Store) write(fn func(*batch) error) error {
 		txn:      txn,
 		nextID:   s.nextID,
 		newNames: map[string]uint32{},
+		found:    map[string]uint32{},
 		recs:     map[uint32]*record{},
 		dirty:    map[uint32]struct{}{},
 		followed: map[uint32]struct{}{},
@@ -109,6 +111,9 @@ func (b *batch) apply() {
 	for name, id := range b.newNames {
 		s.cacheID(name, id)
 	}
+	for name, id := range b.found {
+		s.cacheID(name, id)
+	}
 	for id := range b.followed {
 		s.setFollowed(id)
 	}
@@ -147,7 +152,8 @@ func (s *Store) setFollowed(id uint32) {
 }
 
 // lookup finds the id of a known name: this batch's new names, the cache,
-// then the database (caching what it finds: it is committed).
+// then the database. What it finds there goes into the cache after the
+// commit (not now: the prefetch helper reads the cache meanwhile).
 func (b *batch) lookup(name string) (uint32, bool, error) {
 	if id, ok := b.newNames[name]; ok {
 		return id, true, nil
@@ -155,11 +161,16 @@ func (b *batch) lookup(name string) (uint32, bool, error) {
 	if id, ok := b.s.ids[name]; ok {
 		return id, true, nil
 	}
+	if id, ok := b.found[name]; ok {
+		return id, true, nil
+	}
 	id, ok, err := getID(b.txn, name)
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	b.s.cacheID(name, id)
+	if b.s.ids != nil {
+		b.found[name] = id
+	}
 	return id, true, nil
 }
 
@@ -190,23 +201,12 @@ func (b *batch) rec(id uint32) (*record, error) {
 	if r, ok := b.recs[id]; ok {
 		return r, nil
 	}
-	item, err := b.txn.Get(idKey(prefixDomain, id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	r, err := readRecord(b.txn, id, false, true)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
 		return nil, fmt.Errorf("%w: id %d has a name but no state", errCorrupt, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	r := new(record)
-	err = item.Value(func(v []byte) error {
-		tail, err := decodeDomain(id, v, &r.st)
-		if len(tail) > 0 {
-			r.raw = append([]byte(nil), tail...)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
 	}
 	b.recs[id] = r
 	return r, nil

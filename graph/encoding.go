@@ -175,6 +175,15 @@ func (d *dec) str() string {
 	return s
 }
 
+func (d *dec) skipStr() {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return
+	}
+	d.b = d.b[n:]
+}
+
 func (d *dec) outcome() data.Outcome {
 	c := d.byte()
 	if int(c) >= len(outcomeByCode) {
@@ -184,13 +193,14 @@ func (d *dec) outcome() data.Outcome {
 	return outcomeByCode[c]
 }
 
-// done reports the sticky error, and trailing bytes as corruption.
-func (d *dec) done(what string) error {
+// done reports the sticky error, and trailing bytes as corruption,
+// naming what was read (formatted only on failure: this is the hot path).
+func (d *dec) done(what string, id any) error {
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
 	if d.err != nil {
-		return fmt.Errorf("%w: %s", d.err, what)
+		return fmt.Errorf("%w: %s %v", d.err, what, id)
 	}
 	return nil
 }
@@ -283,7 +293,7 @@ func decodeState(id uint32, b []byte, s *data.DomainState) error {
 	}
 	s.OptedOut = f&flagOptedOut != 0
 	s.Seeded = f&flagSeeded != 0
-	return d.done(fmt.Sprintf("domain state of id %d", id))
+	return d.done("domain state of id", id)
 }
 
 // edge is one out-edge as kept in a source's adjacency value.
@@ -338,6 +348,12 @@ func encodeAdj(buf []byte, edges []edge) []byte {
 
 // decodeAdj appends src's edges from b to out.
 func decodeAdj(src uint32, b []byte, out []edge) ([]edge, error) {
+	return decodeAdjWords(src, b, out, true)
+}
+
+// decodeAdjWords is decodeAdj, skipping the words unless words is set: a
+// complete visit replaces them and needs only the old first_seen.
+func decodeAdjWords(src uint32, b []byte, out []edge, words bool) ([]edge, error) {
 	d := dec{b: b}
 	n := d.uvarint()
 	if n > uint64(len(b)) { // every edge takes at least one byte
@@ -364,15 +380,19 @@ func decodeAdj(src uint32, b []byte, out []edge) ([]edge, error) {
 			d.fail()
 			break
 		}
-		if nw > 0 {
+		if nw > 0 && words {
 			ed.words = make([]string, nw)
 			for j := range ed.words {
 				ed.words[j] = d.str()
 			}
+		} else {
+			for range nw {
+				d.skipStr()
+			}
 		}
 		out = append(out, ed)
 	}
-	return out, d.done(fmt.Sprintf("edges of id %d", src))
+	return out, d.done("edges of id", src)
 }
 
 func encodeVisit(buf []byte, v *data.VisitResult) []byte {
@@ -405,7 +425,7 @@ func decodeVisit(key, b []byte, v *data.VisitLogEntry) error {
 	v.Pages = d.int()
 	v.Bytes = d.varint()
 	v.Error = d.str()
-	return d.done(fmt.Sprintf("visit of id %d", v.DomainID))
+	return d.done("visit of id", v.DomainID)
 }
 
 // Removal is one entry of the removal list: a domain whose owner proved
@@ -431,5 +451,5 @@ func decodeRemoval(name string, b []byte) (Removal, error) {
 	r.At = d.time()
 	r.Reason = d.str()
 	r.Proof = d.str()
-	return r, d.done("removal of " + name)
+	return r, d.done("removal of", name)
 }

@@ -61,8 +61,10 @@ func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 	}
 	defer s.mu.Unlock()
 	return s.write(func(b *batch) error {
+		next, stop := s.prefetch(b.txn, vs)
+		defer stop()
 		for i, v := range vs {
-			if err := b.record(v); err != nil {
+			if err := b.record(v, next(i)); err != nil {
 				return &VisitError{Index: i, Domain: v.Domain, Err: err}
 			}
 		}
@@ -86,20 +88,36 @@ func validateVisit(v *data.VisitResult) error {
 	return nil
 }
 
+// replaces reports whether the visit's links replace the domain's edges.
+func replaces(v *data.VisitResult) bool {
+	return v.Complete && (v.Outcome == data.OutcomeOK || v.Outcome == data.OutcomeMoved)
+}
+
 // readsPages reports whether a visit with this outcome read pages, so that
 // its links count.
 func readsPages(o data.Outcome) bool {
 	return o == data.OutcomeOK || o == data.OutcomeMoved || o == data.OutcomePartial
 }
 
-func (b *batch) record(v *data.VisitResult) error {
+// record applies one visit; p is the prefetch helper's work for it.
+func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 	if _, gone := b.s.removed[v.Domain]; gone {
 		return ErrRemoved
 	}
 	// A known name was normalised when it was stored: only a new one
 	// needs checking (and the check is most of a visit's CPU otherwise).
-	src, known, err := b.lookup(v.Domain)
-	if err != nil {
+	src, known := p.src, p.known
+	var err error
+	if known {
+		if p.err != nil {
+			return p.err
+		}
+		if _, ok := b.recs[src]; !ok && p.rec != nil {
+			// Committed and untouched by this batch so far: the
+			// helper's copy is current.
+			b.recs[src] = p.rec
+		}
+	} else if src, known, err = b.lookup(v.Domain); err != nil {
 		return err
 	}
 	if !known {
@@ -118,7 +136,7 @@ func (b *batch) record(v *data.VisitResult) error {
 	b.dirty[src] = struct{}{}
 
 	if readsPages(v.Outcome) {
-		links, err := b.links(src, v)
+		links, err := b.links(src, v, p.dst)
 		if err != nil {
 			return err
 		}
@@ -134,7 +152,7 @@ func (b *batch) record(v *data.VisitResult) error {
 			return err
 		}
 		t := timeNanos(v.StartedAt)
-		if v.Complete && v.Outcome != data.OutcomePartial {
+		if replaces(v) {
 			b.setEdges(src, replaceEdges(old, links, t))
 		} else {
 			b.setEdges(src, addEdges(old, links, t))
@@ -184,11 +202,11 @@ func applyVisit(st *data.DomainState, v *data.VisitResult) {
 
 // links turns a visit's links into edges sorted by dst, one per target,
 // with first and last seen unset.
-func (b *batch) links(src uint32, v *data.VisitResult) ([]edge, error) {
+func (b *batch) links(src uint32, v *data.VisitResult, dsts []target) ([]edge, error) {
 	out := make([]edge, 0, len(v.Links))
 	for i := range v.Links {
 		l := &v.Links[i]
-		dst, ok, err := b.target(l.Dst, v)
+		dst, ok, err := b.target(dsts[i], v)
 		if err != nil {
 			return nil, err
 		}
@@ -215,19 +233,17 @@ func (b *batch) links(src uint32, v *data.VisitResult) ([]edge, error) {
 	return merged, nil
 }
 
-// target resolves a link's Dst to a domain id, creating the domain when
-// unknown. ok is false for a link to drop: not a registrable domain, or
-// removed. A name found in the cache is already normalised, which spares
-// Normalize for most links.
-func (b *batch) target(dst string, v *data.VisitResult) (uint32, bool, error) {
-	if id, ok := b.s.ids[dst]; ok {
-		return id, true, nil
+// target resolves a link's destination to a domain id, creating the
+// domain when unknown. ok is false for a link to drop: not a registrable
+// domain, or removed. The helper looked the raw name up in the cache
+// (a name found there is already normalised, which spares Normalize for
+// most links) and normalised the others.
+func (b *batch) target(t target, v *data.VisitResult) (uint32, bool, error) {
+	if t.hit {
+		return t.id, true, nil
 	}
-	name, err := Normalize(dst)
-	if err != nil {
-		return 0, false, nil
-	}
-	if name == v.Domain {
+	name := t.name
+	if name == "" || name == v.Domain {
 		return 0, false, nil
 	}
 	if _, gone := b.s.removed[name]; gone {
@@ -251,6 +267,9 @@ func cmpID(a, b uint32) int {
 // ones, up to data.MaxWordsPerLink. It never changes have's backing array
 // in place when have came from the caller's link (it copies first).
 func unionWords(have, add []string) []string {
+	if have == nil && cleanWords(add) {
+		return add // shared, never written to: encoding only reads it
+	}
 	out := have
 	copied := false
 	for _, w := range add {
@@ -267,6 +286,19 @@ func unionWords(have, add []string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// cleanWords reports whether ws has no empty or repeated word and fits.
+func cleanWords(ws []string) bool {
+	if len(ws) > data.MaxWordsPerLink {
+		return false
+	}
+	for i, w := range ws {
+		if w == "" || slices.Contains(ws[:i], w) {
+			return false
+		}
+	}
+	return true
 }
 
 // replaceEdges is a complete visit's edge set: links, keeping first_seen of

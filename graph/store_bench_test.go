@@ -20,6 +20,11 @@ func BenchmarkRecordVisits(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, Options{}) })
 	}
 	b.Run("batch=1024/nocache", func(b *testing.B) { benchRecord(b, 1024, Options{NameCache: -1}) })
+	b.Run("batch=1024/noprefetch", func(b *testing.B) {
+		defer func(n int) { prefetchWorkers = n }(prefetchWorkers)
+		prefetchWorkers = 0
+		benchRecord(b, 1024, Options{})
+	})
 }
 
 // benchStore is a store of known domains in a steady state: each has been

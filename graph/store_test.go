@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -249,5 +250,31 @@ func TestClosed(t *testing.T) {
 	must(t, s.Close())
 	if err := s.RecordVisit(visit("a.example", t0, data.OutcomeOK)); !errors.Is(err, ErrClosed) {
 		t.Errorf("RecordVisit after Close: %v", err)
+	}
+}
+
+// TestLargeBatch: a batch of a few thousand visits fits in one
+// transaction; a far larger one is refused whole, with a clear error.
+func TestLargeBatch(t *testing.T) {
+	s := openMem(t)
+	mk := func(n int) []*data.VisitResult {
+		vs := make([]*data.VisitResult, n)
+		for i := range vs {
+			links := make([]data.Link, 10)
+			for j := range links {
+				links[j] = data.Link{Dst: fmt.Sprintf("t%d.example", (i*10+j)%5000), Words: []string{"news", "weather"}}
+			}
+			vs[i] = visit(fmt.Sprintf("s%d.example", i), t0, data.OutcomeOK, links...)
+		}
+		return vs
+	}
+	must(t, s.RecordVisits(mk(4000)))
+	before := dumpStore(t, s)
+	err := s.RecordVisits(mk(60000))
+	if err == nil || !strings.Contains(err.Error(), "record fewer visits at once") {
+		t.Fatalf("huge batch: %v", err)
+	}
+	if after := dumpStore(t, s); !reflect.DeepEqual(before, after) {
+		t.Error("a refused batch wrote something")
 	}
 }

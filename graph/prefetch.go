@@ -1,0 +1,139 @@
+package graph
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// A batch of visits is written by one goroutine (Badger allows one writer
+// per transaction), but most of the work per visit does not need the
+// transaction: reading and decoding the visited domain's record, looking
+// link targets up in the name cache, normalising the others. A helper
+// goroutines do that for the visits ahead of the writer, on the other
+// cores (BenchmarkRecordVisits: without them the writer does it all, on
+// one core, and ingest is about half as fast).
+//
+// It is safe because the writer mutex is held throughout: no commit lands
+// between the helper's read transaction and the writer's, and nothing
+// writes the name cache until the helper has finished (the batch keeps its
+// finds in batch.found and adds them after the commit).
+
+// prefetched is the helper's work for one visit.
+type prefetched struct {
+	src   uint32
+	known bool    // src was in the name cache
+	rec   *record // src's committed record; nil if not read
+	err   error
+	dst   []target // one per link, when the visit's links count
+}
+
+// target is a link's destination as far as the helper could resolve it.
+type target struct {
+	id   uint32
+	hit  bool   // id is from the name cache
+	name string // otherwise the normalised name; "" when invalid
+}
+
+// prefetchWorkers is how many helpers read ahead: two keep the writer fed
+// on a 2-core machine, where one helper alone was the bottleneck. 0 does
+// the work inline (benchmarks compare).
+var prefetchWorkers = 2
+
+// prefetch starts the helpers over vs: helper w takes the visits i with
+// i % prefetchWorkers == w, in order. next(i) is visit i's work, to be
+// taken once per visit in order; stop ends the helpers and waits for them.
+func (s *Store) prefetch(txn *badger.Txn, vs []*data.VisitResult) (next func(i int) *prefetched, stop func()) {
+	workers := min(prefetchWorkers, len(vs)/8)
+	if workers == 0 {
+		// Too few visits to be worth a goroutine: the writer does it.
+		return func(i int) *prefetched { return s.prefetchOne(txn, vs[i]) }, func() {}
+	}
+	outs := make([]chan *prefetched, workers)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range outs {
+		out := make(chan *prefetched, 32)
+		outs[w] = out
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(out)
+			txn := s.db.NewTransaction(false)
+			defer txn.Discard()
+			for i := w; i < len(vs); i += workers {
+				p := s.prefetchOne(txn, vs[i])
+				select {
+				case out <- p:
+				case <-quit:
+					return
+				}
+			}
+		}()
+	}
+	var once sync.Once
+	return func(i int) *prefetched { return <-outs[i%workers] }, func() {
+		once.Do(func() {
+			close(quit)
+			wg.Wait()
+		})
+	}
+}
+
+func (s *Store) prefetchOne(txn *badger.Txn, v *data.VisitResult) *prefetched {
+	p := &prefetched{}
+	pages := readsPages(v.Outcome)
+	if id, ok := s.ids[v.Domain]; ok {
+		p.src, p.known = id, true
+		p.rec, p.err = readRecord(txn, id, pages, !replaces(v))
+	}
+	if pages {
+		p.dst = make([]target, len(v.Links))
+		for j := range v.Links {
+			dst := v.Links[j].Dst
+			if id, ok := s.ids[dst]; ok {
+				p.dst[j] = target{id: id, hit: true}
+			} else if name, err := Normalize(dst); err == nil {
+				p.dst[j].name = name
+			}
+		}
+	}
+	return p
+}
+
+// readRecord reads and decodes a domain's d/<id> record, its edges too
+// when edges is set (their words only if words is set). It returns nil,
+// nil when there is none.
+func readRecord(txn *badger.Txn, id uint32, edges, words bool) (*record, error) {
+	item, err := txn.Get(idKey(prefixDomain, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := new(record)
+	err = item.Value(func(v []byte) error {
+		tail, err := decodeDomain(id, v, &r.st)
+		if err != nil || len(tail) == 0 {
+			return err
+		}
+		if edges {
+			r.edges, err = decodeAdjWords(id, tail, nil, words)
+			r.decoded = true
+			return err
+		}
+		r.raw = append([]byte(nil), tail...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !edges && len(r.raw) == 0 {
+		r.decoded = true
+	}
+	return r, nil
+}
