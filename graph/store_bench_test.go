@@ -2,8 +2,8 @@ package graph
 
 import (
 	"fmt"
-	"syscall"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 	"time"
 
