@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
@@ -197,7 +198,12 @@ func openEdgeFile(path string) (pf *file.Reader, fr *pqarrow.FileReader, err err
 			f.Close()
 		}
 	}()
-	pf, err = file.NewParquetReader(f)
+	// Buffered streams read a column chunk through a 1 MiB buffer instead
+	// of loading the whole chunk into a fresh allocation.
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	pf, err = file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		return nil, nil, fmt.Errorf("rank: %s is not a readable Parquet file: %w", path, err)
 	}
