@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -93,4 +94,29 @@ func TestBuildCSRInvariant(t *testing.T) {
 
 func equalCSR(a, b *CSR) bool {
 	return a.N == b.N && slices.Equal(a.Offsets, b.Offsets) && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.OutDegree, b.OutDegree)
+}
+
+func TestRenumber(t *testing.T) {
+	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
+	for _, minEdges := range []int{1 << 20, 16} { // one part, then several merged
+		parallelMinEdges = minEdges
+		names := []string{"b.com", "a.com", "abcdefgh.com", "abcdefgh.co", "abcdefg", "", "c.org", "abcdefghij.net"}
+		for i := range 200 {
+			names = append(names, fmt.Sprintf("x%03d.net", 199-i))
+		}
+		src := make([]uint32, len(names))
+		dst := make([]uint32, len(names))
+		for i := range names {
+			src[i], dst[i] = uint32(i), uint32((i+1)%len(names))
+		}
+		sorted := renumber(slices.Clone(names), src, dst, 3)
+		if !slices.IsSorted(sorted) || len(sorted) != len(names) {
+			t.Fatalf("not sorted: %q", sorted)
+		}
+		for i := range names {
+			if sorted[src[i]] != names[i] || sorted[dst[i]] != names[(i+1)%len(names)] {
+				t.Fatalf("edge %d renumbered wrongly", i)
+			}
+		}
+	}
 }
