@@ -9,9 +9,12 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// VisitError says which visit of a RecordVisits batch was refused; the
-// batch wrote nothing. errors.Is(err, ErrRemoved) tells a visit of a
-// removed domain, which the crawler drops before trying again.
+// VisitError says which visit of a RecordVisits batch was refused, for a
+// fault of that visit: its domain is removed (errors.Is(err, ErrRemoved)),
+// not a normalised registrable domain (*DomainError), its outcome unknown,
+// or its stored record damaged. The batch wrote nothing; the caller may drop
+// that visit and record the rest. Errors of the store itself (a batch too
+// large for one transaction, a full disk) are returned as they are.
 type VisitError struct {
 	Index  int // in the batch
 	Domain string
@@ -65,11 +68,22 @@ func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 		defer stop()
 		for i, v := range vs {
 			if err := b.record(v, next(i)); err != nil {
-				return &VisitError{Index: i, Domain: v.Domain, Err: err}
+				if visitsFault(err) {
+					return &VisitError{Index: i, Domain: v.Domain, Err: err}
+				}
+				return err // the store's trouble (full, too big a batch): not this visit's
 			}
 		}
 		return nil
 	})
+}
+
+// visitsFault reports whether an error recording a visit is down to that
+// visit (a removed or invalid domain, a damaged record of it), so that the
+// caller may drop it and record the rest; other errors concern the batch.
+func visitsFault(err error) bool {
+	var de *DomainError
+	return errors.Is(err, ErrRemoved) || errors.Is(err, errCorrupt) || errors.As(err, &de)
 }
 
 func validateVisit(v *data.VisitResult) error {

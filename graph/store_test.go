@@ -271,8 +271,9 @@ func TestLargeBatch(t *testing.T) {
 	must(t, s.RecordVisits(mk(4000)))
 	before := dumpStore(t, s)
 	err := s.RecordVisits(mk(60000))
-	if err == nil || !strings.Contains(err.Error(), "record fewer visits at once") {
-		t.Fatalf("huge batch: %v", err)
+	var ve *VisitError
+	if err == nil || !strings.Contains(err.Error(), "record fewer visits at once") || errors.As(err, &ve) {
+		t.Fatalf("huge batch: %v; want a plain error, not a *VisitError", err)
 	}
 	if after := dumpStore(t, s); !reflect.DeepEqual(before, after) {
 		t.Error("a refused batch wrote something")
