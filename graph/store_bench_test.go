@@ -111,3 +111,42 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkSnapshotEdges measures how fast a rebuild can stream edges.
+//
+//	go test ./graph -run '^$' -bench SnapshotEdges
+func BenchmarkSnapshotEdges(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const sources = 20_000
+	for k := 0; k < sources/1000; k++ {
+		vs := make([]*data.VisitResult, 1000)
+		for i := range vs {
+			links := make([]data.Link, 10)
+			for j := range links {
+				links[j] = data.Link{Dst: fmt.Sprintf("site%d.example", rng.IntN(sources)), Words: []string{"news"}}
+			}
+			vs[i] = visit(fmt.Sprintf("site%d.example", k*1000+i), t0, data.OutcomeOK, links...)
+		}
+		if err := s.RecordVisits(vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var n int
+	for i := 0; i < b.N; i++ {
+		sn, err := s.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sn.Edges(func(*data.EdgeRecord) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		sn.Close()
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "edges/s")
+}
