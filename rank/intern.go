@@ -22,6 +22,7 @@ type interner struct {
 	seed  maphash.Seed
 	names []string // by id; views into arena blocks
 	arena []byte   // current block; earlier blocks stay alive through names
+	sink  uint32   // keeps touch's loads from being optimised away
 }
 
 type slot struct {
@@ -52,7 +53,20 @@ func newInterner(sizeHint int) *interner {
 // id returns s's id, adding it if new. s may be a view into a buffer that
 // is reused later: a new name is copied into the arena.
 func (in *interner) id(s string) uint32 {
-	h := maphash.String(in.seed, s)
+	return in.idHashed(s, in.hash(s))
+}
+
+// hash is the hash id and idHashed use.
+func (in *interner) hash(s string) uint64 { return maphash.String(in.seed, s) }
+
+// touch loads the first slot a name of hash h would probe, so that it is
+// in cache by the time idHashed looks there (a software prefetch).
+func (in *interner) touch(h uint64) {
+	in.sink += in.slots[h&in.mask].id1
+}
+
+// idHashed is id for a name whose hash(s) is h.
+func (in *interner) idHashed(s string, h uint64) uint32 {
 	for i := h & in.mask; ; i = (i + 1) & in.mask {
 		sl := &in.slots[i]
 		if sl.id1 == 0 {

@@ -312,9 +312,10 @@ func nameType(t arrow.DataType) bool {
 
 // batchInterner turns record batches into interned edges.
 type batchInterner struct {
-	in   *interner
-	el   *edgeList
-	path string
+	hashes []uint64 // reused per batch
+	in     *interner
+	el     *edgeList
+	path   string
 }
 
 // stringsOf returns a getter of the i-th value of a name column, as a view
@@ -380,7 +381,19 @@ func (b *batchInterner) add(rec arrow.Record, firstRow int64) error {
 	// while the name repeats instead of hashing it again.
 	lastSrc, lastID := "", uint32(0)
 	haveLast := false
+	// Hash every target first, so that the lookups below can touch the
+	// slot of a target a few rows ahead: its cache miss then overlaps
+	// with the current lookup instead of following it.
+	hashes := b.hashes[:0]
 	for i := range n {
+		hashes = append(hashes, in.hash(dst(i)))
+	}
+	b.hashes = hashes
+	const ahead = 8
+	for i := range n {
+		if i+ahead < n {
+			in.touch(hashes[i+ahead])
+		}
 		s, t := src(i), dst(i)
 		if s == "" || t == "" {
 			return fmt.Errorf("rank: %s: row %d: empty domain name", b.path, firstRow+int64(i))
@@ -392,7 +405,7 @@ func (b *batchInterner) add(rec arrow.Record, firstRow int64) error {
 			sid = in.id(s)
 			lastSrc, lastID, haveLast = s, sid, true
 		}
-		tid := in.id(t)
+		tid := in.idHashed(t, hashes[i])
 		if nofollow != nil && nofollow.IsValid(i) && nofollow.Value(i) {
 			continue // the domains count, the edge does not
 		}
