@@ -274,6 +274,10 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 		resp, ferr := v.get(ctx, u, func(status int, h http.Header) bool {
 			return status >= 400 || page.Classify(h.Get("Content-Type"), q.feed) != page.Other
 		}, func(status int, h http.Header, body io.Reader) {
+			// Mark this URL read before its links are queued: after a
+			// redirect (example.com/ to www.example.com/) the page's own
+			// links to itself must not queue it a second time.
+			v.seen[u.String()] = true
 			if strings.EqualFold(h.Get("Cf-Mitigated"), "challenge") {
 				return // a challenge served as 2xx: classifyResponse stops the visit
 			}
