@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
 )
 
@@ -74,6 +75,10 @@ type Options struct {
 	// in KeysDir when Sign is nil and KeysDir is set.
 	Sign    func(*http.Request) error
 	KeysDir string
+	// How the signature names our key directory (Signature-Agent); the
+	// zero values are the notes' section 9 defaults.
+	SignatureAgentURL  string
+	SignatureAgentForm webbotauth.AgentForm
 
 	// ASN maps addresses to network operators; nil: unknown.
 	ASN *ASNDB

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -118,13 +119,13 @@ func loadSigner(o Options) (func(*http.Request) error, error) {
 	}
 	if created {
 		msg := fmt.Sprintf("created a signing key in %s: publish its key directory (mapthenet keys directory) at %s before crawling the real web",
-			o.KeysDir, webbotauth.DefaultAgentURL)
+			o.KeysDir, cmp.Or(o.SignatureAgentURL, webbotauth.DefaultAgentURL))
 		o.Logger.Warn(msg)
 		if o.Progress != nil {
 			fmt.Fprintln(o.Progress, "crawl: "+msg)
 		}
 	}
-	s, err := webbotauth.NewSigner(kr, webbotauth.SignerOptions{})
+	s, err := webbotauth.NewSigner(kr, webbotauth.SignerOptions{AgentURL: o.SignatureAgentURL, Form: o.SignatureAgentForm})
 	if err != nil {
 		return nil, fmt.Errorf("crawl: signing key: %w", err)
 	}

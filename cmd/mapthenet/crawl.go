@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
@@ -37,6 +39,8 @@ type crawlFlags struct {
 	SitesInFlight int
 	MaxConns      int
 	Platforms     []string
+	AgentURL      string
+	AgentForm     string
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -89,6 +93,8 @@ whole, never recorded half-done.`,
 	f.IntVar(&fl.MinInDomains, "min-in-domains", 1, "visit a domain found in this run once this many domains link to it")
 	f.IntVar(&fl.SitesInFlight, "max-sites-in-flight", crawl.DefaultSitesInFlight, "sites visited at once")
 	f.IntVar(&fl.MaxConns, "max-conns", crawl.DefaultMaxConns, "open connections at once")
+	f.StringVar(&fl.AgentURL, "signature-agent", webbotauth.DefaultAgentURL, "URL of our published key directory, sent as Signature-Agent")
+	f.StringVar(&fl.AgentForm, "signature-agent-form", "dictionary", "how Signature-Agent is sent: dictionary (latest draft) or string (quoted URL, as in Cloudflare's guide)")
 	f.StringArrayVar(&fl.Platforms, "platform", nil, "SUFFIX=DELAY: sites under SUFFIX share one pace (repeatable; default neocities.org=2s)")
 	addNowFlag(cmd)
 	return cmd
@@ -168,6 +174,14 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		MaxConns:      fl.MaxConns,
 		Logger:        global.logger,
 	}
+	form, err := webbotauth.ParseAgentForm(fl.AgentForm)
+	if err != nil {
+		return o, usagef("--signature-agent-form: %v", err)
+	}
+	if u, err := url.Parse(fl.AgentURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
+	}
+	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
 	if fl.MinDelay < 0 || fl.IPDelay < 0 || fl.MaxDuration < 0 || fl.MaxSites < 0 {
 		return o, usagef("durations and counts must not be negative")
 	}
