@@ -7,7 +7,14 @@
 //
 // The protocol is one JSON request line, {"command": NAME, "args": {...}},
 // answered by one JSON line, {"ok": true, "result": {...}} or {"ok": false,
-// "error": "..."}. The socket is made readable and writable by its owner only.
+// "error": "...", "code": "busy"}. The socket is made readable and writable
+// by its owner only.
+//
+// Handlers run concurrently, one goroutine per connection: a handler that
+// must not run twice at once guards itself and refuses with an error
+// wrapping ErrBusy (a second rebuild refuses rather than queue behind the
+// first). A handler's context ends when the server closes or when the
+// caller hangs up (a rebuild whose caller was killed stops).
 package control
 
 import (
@@ -28,6 +35,21 @@ const SocketName = "crawl.sock"
 // ErrNoServer: no crawl answers on the socket.
 var ErrNoServer = errors.New("control: no running crawl answers on the socket")
 
+// ErrBusy: the command is already running. A handler returns an error
+// wrapping it; Call returns one wrapping it too, so the caller can exit
+// with its "busy" status.
+var ErrBusy = errors.New("busy")
+
+const codeBusy = "busy"
+
+// Busy returns an error that reads msg and wraps ErrBusy.
+func Busy(msg string) error { return busyError(msg) }
+
+type busyError string
+
+func (e busyError) Error() string        { return string(e) }
+func (e busyError) Is(target error) bool { return target == ErrBusy }
+
 // Handler does one command. args is the request's raw args; the result is
 // sent back as JSON.
 type Handler func(ctx context.Context, args json.RawMessage) (any, error)
@@ -41,6 +63,7 @@ type response struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	Code   string          `json:"code,omitempty"` // "busy": ErrBusy
 }
 
 // Server answers requests on a Unix socket until Close.
@@ -52,7 +75,6 @@ type Server struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	mu       sync.Mutex // one command at a time
 }
 
 // Serve listens on path. A socket file left by a crawl that died is
@@ -100,14 +122,26 @@ func (s *Server) accept() {
 }
 
 func (s *Server) serve(c net.Conn) {
-	go func() { // unblock a read when the server closes
-		<-s.ctx.Done()
+	ctx, cancel := context.WithCancel(s.ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { // unblock a read when the server closes or the answer is sent
+		<-ctx.Done()
 		c.Close()
-	}()
-	line, err := bufio.NewReader(c).ReadBytes('\n')
+	})
+	br := bufio.NewReader(c)
+	line, err := br.ReadBytes('\n')
 	if err != nil {
 		return
 	}
+	// The caller sends nothing after its line: a read that ends means it
+	// hung up, and the command it asked for is no longer wanted.
+	wg.Go(func() {
+		var b [1]byte
+		br.Read(b[:])
+		cancel()
+	})
 	var req request
 	resp := response{}
 	if err := json.Unmarshal(line, &req); err != nil {
@@ -115,12 +149,13 @@ func (s *Server) serve(c net.Conn) {
 	} else if h := s.handlers[req.Command]; h == nil {
 		resp.Error = fmt.Sprintf("unknown command %q", req.Command)
 	} else {
-		s.mu.Lock()
 		s.log.Info("control request", "command", req.Command)
-		result, err := h(s.ctx, req.Args)
-		s.mu.Unlock()
+		result, err := h(ctx, req.Args)
 		if err != nil {
 			resp.Error = err.Error()
+			if errors.Is(err, ErrBusy) {
+				resp.Code = codeBusy
+			}
 		} else if raw, err := json.Marshal(result); err != nil {
 			resp.Error = err.Error()
 		} else {
@@ -129,6 +164,7 @@ func (s *Server) serve(c net.Conn) {
 	}
 	out, _ := json.Marshal(resp)
 	c.Write(append(out, '\n'))
+	// The deferred cancel closes the connection, which ends the reader.
 }
 
 // Close stops listening, cancels running handlers, waits for them and
@@ -172,6 +208,9 @@ func Call(ctx context.Context, path, command string, args, result any) error {
 		return fmt.Errorf("control: bad answer: %w", err)
 	}
 	if !resp.OK {
+		if resp.Code == codeBusy {
+			return Busy(resp.Error)
+		}
 		return fmt.Errorf("crawl: %s", resp.Error)
 	}
 	if result != nil && len(resp.Result) > 0 {

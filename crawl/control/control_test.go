@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -74,4 +76,86 @@ func TestStaleSocketReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+}
+
+func TestBusyAndHangUp(t *testing.T) {
+	path := sockPath(t)
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	s, err := Serve(path, map[string]Handler{
+		"busy": func(ctx context.Context, args json.RawMessage) (any, error) {
+			return nil, Busy("a rebuild is already running (pid 7)")
+		},
+		"wait": func(ctx context.Context, args json.RawMessage) (any, error) {
+			close(started)
+			<-ctx.Done()
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = Call(context.Background(), path, "busy", nil, nil)
+	if !errors.Is(err, ErrBusy) || err.Error() != "a rebuild is already running (pid 7)" {
+		t.Fatalf("busy: %v", err)
+	}
+	// A caller that goes away cancels its command.
+	ctx, cancel := context.WithCancel(context.Background())
+	callDone := make(chan error, 1)
+	go func() { callDone <- Call(ctx, path, "wait", nil, nil) }()
+	<-started
+	cancel()
+	if err := <-callDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("call: %v", err)
+	}
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Errorf("handler: %v", err)
+	}
+}
+
+func TestLockAndOwner(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, RebuildLockName)
+	me := Owner{PID: os.Getpid(), Command: "mapthenet rebuild"}
+	release, _, err := Lock(path, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, holder, err := Lock(path, Owner{PID: 1, Command: "other"})
+	if !errors.Is(err, ErrBusy) || holder.PID != me.PID || holder.Command != me.Command {
+		t.Fatalf("second lock: %v %+v", err, holder)
+	}
+	release()
+	if o := ReadOwner(path); o.PID != 0 {
+		t.Errorf("released lock still names %+v", o)
+	}
+	release2, _, err := Lock(path, me)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	release2()
+
+	op := filepath.Join(dir, StoreOwnerName)
+	if o := ReadOwner(op); o.String() != "a process (pid unknown)" {
+		t.Errorf("missing: %q", o.String())
+	}
+	if err := WriteOwner(op, Self("mapthenet crawl", time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	o := ReadOwner(op)
+	want := "mapthenet crawl (pid " + strconv.Itoa(os.Getpid()) + ", started 2026-12-02T23:00:00Z)"
+	if o.String() != want {
+		t.Errorf("got %q, want %q", o.String(), want)
+	}
+	// A pid no process has (beyond the kernel's pid_max) reads as gone.
+	dead := Owner{PID: 1 << 30, Command: "mapthenet crawl"}
+	if !strings.HasSuffix(dead.String(), "no longer running)") {
+		t.Errorf("dead: %q", dead.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("temporary files left: %v", entries)
+	}
 }
