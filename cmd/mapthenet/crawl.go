@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -61,8 +62,13 @@ in <data-dir>/keys/ and says so: publish its key directory (mapthenet keys
 directory) before crawling the real web.
 
 Without --until-idle, crawl keeps running and looks for newly due domains
-every minute; stop it with Ctrl-C or SIGTERM: visits in flight are dropped
-whole, never recorded half-done.`,
+every minute, and for a new rebuilds/current schedule (a rebuild run from
+cron meanwhile runs inside this process: see rebuild --help). Stop it with
+Ctrl-C or SIGTERM: visits in flight are dropped whole, never recorded
+half-done, every finished visit is written, and crawl exits 0.
+
+Only one crawl may use a data directory: a second one exits with status 3
+and names the first's pid.`,
 		Example: `  # first crawl from the shipped seed list, until nothing is due
   mapthenet crawl --seeds data/seeds/default.txt --until-idle
 
@@ -110,27 +116,26 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	opts.Now = now
-	store, err := graph.Open(filepath.Join(global.DataDir, "store"), graph.Options{Logger: global.logger})
+	storeDir := filepath.Join(global.DataDir, "store")
+	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
+	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
-			return busyError{err}
+			// Badger's lock decided; the owner file only names the holder.
+			return busyError{fmt.Errorf("data dir %s is in use by %s: one crawl at a time (%w)",
+				global.DataDir, control.ReadOwner(ownerPath), err)}
 		}
 		return err
 	}
 	defer store.Close()
+	if err := control.WriteOwner(ownerPath, control.Self("mapthenet crawl", time.Now())); err != nil {
+		global.logger.Warn("cannot say who holds the store", "err", err)
+	}
+	defer os.Remove(ownerPath)
 	// While the crawl holds the store, a rebuild (from cron) asks it over
-	// <data-dir>/crawl.sock to run in this process.
-	sock := filepath.Join(global.DataDir, control.SocketName)
-	srv, err := control.Serve(sock, map[string]control.Handler{
-		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
-			var ra RebuildRequest
-			if err := json.Unmarshal(args, &ra); err != nil {
-				return nil, err
-			}
-			return rebuild.Run(ctx, store, rebuild.Options{DataDir: global.DataDir, Now: ra.Now,
-				Keep: ra.Keep, Tiers: ra.Tiers, Logger: global.logger})
-		},
-	}, global.logger)
+	// <data-dir>/crawl.sock to run in this process, on a consistent view of
+	// the store, while the crawl goes on.
+	srv, err := serveControl(store, global.DataDir, global.logger)
 	if err != nil {
 		global.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
 	} else {
@@ -142,15 +147,45 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err != nil {
 		return err
 	}
+	if srv != nil {
+		srv.Close() // stops a rebuild in progress before the store closes
+	}
 	return store.Close()
 }
 
-// RebuildRequest is the args of the control socket's "rebuild" command:
-// `rebuild` sends it (control.Call) when a running crawl holds the store.
-type RebuildRequest struct {
-	Now   time.Time      `json:"now"`
-	Keep  int            `json:"keep,omitempty"`
-	Tiers data.TierTable `json:"tiers,omitempty"`
+// serveControl answers other commands on <data-dir>/crawl.sock while the
+// crawl holds the store.
+func serveControl(store *graph.Store, dataDir string, log *slog.Logger) (*control.Server, error) {
+	return control.Serve(filepath.Join(dataDir, control.SocketName), map[string]control.Handler{
+		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
+			return rebuildHere(ctx, store, dataDir, log, args)
+		},
+	}, log)
+}
+
+// rebuildHere runs a rebuild another process asked for (RebuildRequest)
+// on this crawl's store. One at a time, across processes too: a second
+// refuses with ErrBusy, naming the first.
+func rebuildHere(ctx context.Context, store *graph.Store, dataDir string, log *slog.Logger, args json.RawMessage) (*data.Manifest, error) {
+	var req RebuildRequest
+	if err := json.Unmarshal(args, &req); err != nil {
+		return nil, fmt.Errorf("rebuild request: %w", err)
+	}
+	opts, err := rebuildOptions(dataDir, req.Flags, req.Now)
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = log.With("rebuild", req.Now.UTC().Format(data.SnapshotIDLayout))
+	release, err := lockRebuild(dataDir, "mapthenet crawl")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	m, err := rebuild.Run(ctx, store, opts)
+	if errors.Is(err, rebuild.ErrBusy) {
+		return nil, control.Busy(err.Error())
+	}
+	return m, err
 }
 
 // crawlOptions turns flags into crawl.Options (without the store or --now).

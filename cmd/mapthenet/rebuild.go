@@ -4,21 +4,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
 )
 
+// rebuildFlags are rebuild's flags. They travel as JSON to a running crawl
+// that runs the rebuild for this command (RebuildRequest), so every flag
+// that changes the snapshot needs a field here with a JSON name.
 type rebuildFlags struct {
-	Keep    int
-	Tiers   []string
-	Workers int
+	Keep    int      `json:"keep"`
+	Tiers   []string `json:"tiers,omitempty"`
+	Workers int      `json:"workers,omitempty"`
+}
+
+// RebuildRequest is the args of the control socket's "rebuild" command:
+// `rebuild` sends it (control.Call) when a running crawl holds the store,
+// and the crawl turns it into rebuild.Options exactly as a local rebuild
+// would (rebuildOptions).
+type RebuildRequest struct {
+	Now   time.Time    `json:"now"`
+	Flags rebuildFlags `json:"flags"`
 }
 
 func newRebuildCommand() *cobra.Command {
@@ -37,14 +52,25 @@ stage timings). Ranks are PageRank over followed links.
 Only a complete snapshot becomes current: rebuilds/current, a relative
 symbolic link, moves to it in one step. A rebuild that fails or is killed
 leaves current where it was; what it left behind is removed by the next.
-Two rebuilds at once: the second exits with status 3. Snapshots beyond the
-newest --keep are removed (never the current one).
+Snapshots beyond the newest --keep are removed (never the current one).
+
+Safe to run from cron while a crawl runs. The crawl holds the store (one
+process at a time may open it), so rebuild then asks the crawl, over
+<data-dir>/crawl.sock, to run the rebuild inside its process: it reads one
+consistent view of the store (a visit is wholly in it or wholly out), the
+crawl goes on meanwhile and picks the new schedule up within a minute.
+The summary is printed here as for a local rebuild; the stage logs go to
+the crawl's log. Stopping this command (Ctrl-C) stops that rebuild.
+
+Exit status 3 (busy), never waiting: another rebuild is running (it holds
+<data-dir>/rebuild.lock; the message names its pid), or another process
+holds the store and no crawl answers on crawl.sock.
 
 The revisit tiers are configuration: --tiers lists MAXRANK:DAYS:PAGES from
 the best tier down; the last entry's MAXRANK is * (or 0): every lower rank
 and the unranked. Domains never visited read the last tier's pages.
 
-A running crawl holds the store: stop it (or wait) before rebuilding.`,
+`,
 		Example: `  # nightly from cron
   mapthenet rebuild
 
@@ -66,46 +92,90 @@ A running crawl holds the store: stop it (or wait) before rebuilding.`,
 	return cmd
 }
 
+// rebuildOptions checks the flags and turns them into rebuild.Options
+// (without Logger and Progress): the same for a local rebuild and for one
+// a running crawl does on request.
+func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Options, error) {
+	if fl.Keep < 1 {
+		return rebuild.Options{}, usagef("--keep %d: want at least 1", fl.Keep)
+	}
+	if fl.Workers < 0 {
+		return rebuild.Options{}, usagef("--workers %d: want 0 (every core) or more", fl.Workers)
+	}
+	tiers := data.DefaultTiers
+	if len(fl.Tiers) > 0 {
+		var err error
+		if tiers, err = parseTiers(fl.Tiers); err != nil {
+			return rebuild.Options{}, usageError{err}
+		}
+	}
+	opts := rebuild.Options{
+		DataDir: dataDir,
+		Now:     now,
+		Tiers:   tiers,
+		Keep:    fl.Keep,
+	}
+	opts.Rank.Workers = fl.Workers
+	return opts, nil
+}
+
+// lockRebuild takes <data-dir>/rebuild.lock for this process (cmd names
+// it in the message a second rebuild shows) or says who holds it.
+func lockRebuild(dataDir, cmd string) (release func(), err error) {
+	path := filepath.Join(dataDir, control.RebuildLockName)
+	release, holder, err := control.Lock(path, control.Self(cmd, time.Now()))
+	if errors.Is(err, control.ErrBusy) {
+		return nil, control.Busy(fmt.Sprintf("a rebuild is already running in %s; wait for it to finish", holder))
+	}
+	return release, err
+}
+
 func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	now, err := global.now()
 	if err != nil {
 		return err
 	}
-	if fl.Keep < 1 {
-		return usagef("--keep %d: want at least 1", fl.Keep)
+	opts, err := rebuildOptions(global.DataDir, fl, now)
+	if err != nil {
+		return err
 	}
-	if fl.Workers < 0 {
-		return usagef("--workers %d: want 0 (every core) or more", fl.Workers)
-	}
-	tiers := data.DefaultTiers
-	if len(fl.Tiers) > 0 {
-		if tiers, err = parseTiers(fl.Tiers); err != nil {
-			return usageError{err}
-		}
-	}
-	opts := rebuild.Options{
-		DataDir: global.DataDir,
-		Now:     now,
-		Tiers:   tiers,
-		Keep:    fl.Keep,
-		Logger:  global.logger,
-	}
-	opts.Rank.Workers = fl.Workers
+	opts.Logger = global.logger
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }
 	}
+	if err := os.MkdirAll(global.DataDir, 0o755); err != nil {
+		return err
+	}
+	release, err := lockRebuild(global.DataDir, "mapthenet rebuild")
+	if err != nil {
+		return busyError{err}
+	}
+	defer func() { release() }()
 
 	storeDir := filepath.Join(global.DataDir, "store")
 	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger})
-	if err != nil {
-		if errors.Is(err, graph.ErrLocked) {
-			return busyError{fmt.Errorf("the store at %s is in use, most likely by a running crawl: "+
-				"rebuild cannot read it meanwhile yet; run it when the crawl has stopped (%w)", storeDir, err)}
+	if errors.Is(err, graph.ErrLocked) {
+		// A crawl (most likely) holds the store: it runs the rebuild and
+		// takes the rebuild lock itself.
+		release()
+		release = func() {}
+		m, err := rebuildInCrawl(cmd, RebuildRequest{Now: now, Flags: fl})
+		if err != nil {
+			return err
 		}
+		printRebuildSummary(cmd.OutOrStdout(), m, filepath.Join(global.DataDir, rebuild.RebuildsDir, m.ID))
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	defer store.Close()
+	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
+	if err := control.WriteOwner(ownerPath, control.Self("mapthenet rebuild", time.Now())); err != nil {
+		global.logger.Warn("cannot say who holds the store", "err", err)
+	}
+	defer os.Remove(ownerPath)
 	m, err := rebuild.Run(cmd.Context(), store, opts)
 	if opts.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
@@ -118,6 +188,29 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	}
 	printRebuildSummary(cmd.OutOrStdout(), m, filepath.Join(global.DataDir, rebuild.RebuildsDir, m.ID))
 	return store.Close()
+}
+
+// rebuildInCrawl asks the crawl that holds the store to run the rebuild.
+func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, error) {
+	sock := filepath.Join(global.DataDir, control.SocketName)
+	holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
+	global.logger.Info("the store is in use: asking the running crawl to rebuild", "holder", holder.String(), "socket", sock)
+	stderr := cmd.ErrOrStderr()
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "rebuilding inside %s (its log shows the stages)...\n", holder)
+	}
+	var m data.Manifest
+	err := control.Call(cmd.Context(), sock, "rebuild", req, &m)
+	switch {
+	case errors.Is(err, control.ErrNoServer):
+		return nil, busyError{fmt.Errorf("the store at %s is in use by %s, and no crawl answers on %s: "+
+			"rebuild when it has finished", filepath.Join(global.DataDir, "store"), holder, sock)}
+	case errors.Is(err, control.ErrBusy):
+		return nil, busyError{err}
+	case err != nil:
+		return nil, err
+	}
+	return &m, nil
 }
 
 func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {

@@ -138,7 +138,7 @@ func TestLockAndOwner(t *testing.T) {
 	release2()
 
 	op := filepath.Join(dir, StoreOwnerName)
-	if o := ReadOwner(op); o.String() != "a process (pid unknown)" {
+	if o := ReadOwner(op); o.String() != "another process (pid unknown)" {
 		t.Errorf("missing: %q", o.String())
 	}
 	if err := WriteOwner(op, Self("mapthenet crawl", time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC))); err != nil {

@@ -40,7 +40,7 @@ func Self(command string, started time.Time) Owner {
 func (o Owner) String() string {
 	cmd := o.Command
 	if cmd == "" {
-		cmd = "a process"
+		cmd = "another process"
 	}
 	if o.PID <= 0 {
 		return cmd + " (pid unknown)"

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mapthenet/mapthenet/crawl/control"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+// While a crawl holds the store, rebuild runs inside it over crawl.sock and
+// prints the same summary as a local rebuild.
+func TestRebuildInsideCrawl(t *testing.T) {
+	local, remote := t.TempDir(), t.TempDir()
+	fillStore(t, local)
+	fillStore(t, remote)
+	args := []string{"rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--keep", "2", "--workers", "1"}
+	code, want, errOut := runIn(t, local, args...)
+	if code != 0 {
+		t.Fatalf("local: exit %d: %s", code, errOut)
+	}
+
+	store, err := graph.Open(filepath.Join(remote, "store"), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv, err := serveControl(store, remote, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	code, got, errOut := runIn(t, remote, args...)
+	if code != 0 {
+		t.Fatalf("via the crawl: exit %d: %s", code, errOut)
+	}
+	// The same counts and iterations; only the stage timings differ.
+	trim := func(s string) string {
+		lines := strings.Split(strings.TrimSpace(s), "\n")
+		lines[0] = strings.Replace(lines[0], local, "DIR", 1)
+		lines[0] = strings.Replace(lines[0], remote, "DIR", 1)
+		return strings.Join(lines[:len(lines)-1], "\n")
+	}
+	if trim(got) != trim(want) {
+		t.Errorf("summary via the crawl:\n%s\nlocal:\n%s", got, want)
+	}
+	if target, err := os.Readlink(filepath.Join(remote, "rebuilds", "current")); err != nil || target != "2026-12-01T030000Z" {
+		t.Errorf("current → %q (%v)", target, err)
+	}
+
+	// A second rebuild while one runs (here: its lock held) refuses.
+	release, _, err := control.Lock(filepath.Join(remote, control.RebuildLockName), control.Owner{PID: os.Getpid(), Command: "mapthenet crawl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runIn(t, remote, "rebuild", "--now", "2026-12-01T04:00:00Z")
+	release()
+	if code != exitBusy || !strings.Contains(errOut, "a rebuild is already running in mapthenet crawl (pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("second rebuild: exit %d: %s", code, errOut)
+	}
+
+	// Nobody answers on the socket: busy, naming the holder.
+	srv.Close()
+	if err := control.WriteOwner(filepath.Join(remote, control.StoreOwnerName), control.Self("mapthenet crawl", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runIn(t, remote, "rebuild", "--now", "2026-12-01T05:00:00Z")
+	if code != exitBusy || !strings.Contains(errOut, "in use by mapthenet crawl (pid "+strconv.Itoa(os.Getpid())) ||
+		!strings.Contains(errOut, "no crawl answers") {
+		t.Errorf("no socket: exit %d: %s", code, errOut)
+	}
+}
+
+// Two local rebuilds: the second refuses at once, naming the first.
+func TestRebuildTwiceLocal(t *testing.T) {
+	dir := t.TempDir()
+	release, _, err := control.Lock(filepath.Join(dir, control.RebuildLockName), control.Owner{PID: 4242, Command: "mapthenet rebuild"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	if code != exitBusy || !strings.Contains(errOut, "a rebuild is already running in mapthenet rebuild (pid 4242") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
+		t.Errorf("the refused rebuild opened the store: %v", err)
+	}
+}
+
+// A second crawl on a data directory in use refuses, naming the first.
+func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
+	dir := t.TempDir()
+	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := control.WriteOwner(filepath.Join(dir, control.StoreOwnerName), control.Self("mapthenet crawl", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runIn(t, dir, "crawl", "--until-idle")
+	want := "data dir " + dir + " is in use by mapthenet crawl (pid " + strconv.Itoa(os.Getpid()) + ", started "
+	if code != exitBusy || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
+	}
+}
