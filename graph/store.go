@@ -44,6 +44,10 @@ type Options struct {
 	// NameCache bounds the in-memory name→id cache that spares a database
 	// read per link; 0 means DefaultNameCache, negative disables it.
 	NameCache int
+	// GC: value-log GC and compaction (gc.go). MinFreeSpace: writes are
+	// refused below it (space.go; 0: DefaultMinFreeSpace, negative: off).
+	GC           GCOptions
+	MinFreeSpace int64
 }
 
 // DefaultNameCache is the default bound of the name→id cache: about
@@ -66,6 +70,8 @@ type Store struct {
 	maxIDs   int                 // bound of ids; 0: no cache
 	followed []uint64            // bit per id: FollowedIn is committed true
 	removed  map[string]struct{} // the removal list's names
+	gc       *gcLoop             // background value-log GC (gc.go)
+	minFree  int64               // free-space reserve (space.go)
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -97,11 +103,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		// 15% of a memtable, and batches of a few thousand visits must fit).
 		WithMemTableSize(32 << 20).
 		WithReadOnly(opts.ReadOnly)
+	bo = opts.GC.badgerOptions(bo)
 	if opts.InMemory {
 		bo = bo.WithInMemory(true).WithDir("").WithValueDir("")
 	} else if !opts.ReadOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("graph: create store directory: %w", err)
+		}
+		if err := checkFree(dir, minFree(opts)); err != nil {
+			return nil, err
 		}
 	}
 	db, err := badger.Open(bo)
@@ -112,7 +122,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("graph: open store at %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}}
+	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}, minFree: minFree(opts)}
 	switch {
 	case opts.NameCache == 0:
 		s.maxIDs = DefaultNameCache
@@ -132,6 +142,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("graph: open store at %s: finish an interrupted removal: %w", dir, err)
 		}
 	}
+	s.gc = startGC(s, opts)
 	return s, nil
 }
 
@@ -214,6 +225,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.gc.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("graph: close store at %s: %w", s.dir, err)
 	}
@@ -231,12 +243,16 @@ func (s *Store) lockWrite() error {
 		s.mu.Unlock()
 		return ErrReadOnly
 	}
+	if err := s.checkSpace(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	return nil
 }
 
 // GC runs Badger's value-log GC until a pass rewrites nothing, so that the
-// edge sets every revisit replaces do not pile up on disk. Call it now and
-// then (the crawler does between batches; the rebuild after a snapshot).
+// edge sets every revisit replaces do not pile up on disk. A writable store
+// runs it by itself every GCOptions.Interval and on Close (gc.go).
 func (s *Store) GC() error {
 	if s.ro {
 		return nil
