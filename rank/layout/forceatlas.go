@@ -1,0 +1,376 @@
+package layout
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// Params are the layout's parameters. A zero field takes DefaultParams'
+// value.
+type Params struct {
+	// Iterations of a cold start (no previous positions).
+	Iterations int
+	// WarmIterations of a warm start (previous positions known).
+	WarmIterations int
+	// WarmSpeed is a warm start's initial global speed (a cold start's is
+	// ForceAtlas2's 1): low, so that a settled layout is only nudged.
+	WarmSpeed float64
+	// Theta is the Barnes–Hut opening criterion: a cell whose side is
+	// below Theta times its distance counts as one body.
+	Theta float64
+	// Scaling is ForceAtlas2's repulsion constant (kr); Gravity pulls
+	// every node toward the origin, so that parts not linked to the rest
+	// stay near it (kg).
+	Scaling float64
+	Gravity float64
+	// LinLog uses log(1+d) attraction instead of d: tighter clusters.
+	LinLog bool
+	// Jitter is the radius, as a share of the mean edge length, of the
+	// disk around their neighbours' mean that nodes placed without the
+	// force simulation are spread over.
+	Jitter float64
+	// Seed changes every initial position and jitter.
+	Seed uint64
+	// Workers computing forces; 0: GOMAXPROCS. The result is the same
+	// for any value.
+	Workers int
+}
+
+// DefaultParams are ForceAtlas2's defaults for large graphs (scaling 2,
+// gravity 1, theta 1.2) with iteration counts that fit a layout of 200,000
+// nodes in well under a minute on two cores.
+var DefaultParams = Params{
+	Iterations:     200,
+	WarmIterations: 50,
+	WarmSpeed:      0.05,
+	Theta:          1.2,
+	Scaling:        2,
+	Gravity:        1,
+	Jitter:         0.3,
+	Seed:           1,
+}
+
+func (p Params) withDefaults() (Params, error) {
+	d := DefaultParams
+	if p.Iterations == 0 {
+		p.Iterations = d.Iterations
+	}
+	if p.WarmIterations == 0 {
+		p.WarmIterations = d.WarmIterations
+	}
+	if p.WarmSpeed == 0 {
+		p.WarmSpeed = d.WarmSpeed
+	}
+	if p.Theta == 0 {
+		p.Theta = d.Theta
+	}
+	if p.Scaling == 0 {
+		p.Scaling = d.Scaling
+	}
+	if p.Gravity == 0 {
+		p.Gravity = d.Gravity
+	}
+	if p.Jitter == 0 {
+		p.Jitter = d.Jitter
+	}
+	if p.Seed == 0 {
+		p.Seed = d.Seed
+	}
+	if p.Workers <= 0 {
+		p.Workers = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case p.Iterations < 0 || p.WarmIterations < 0:
+		return p, fmt.Errorf("layout: negative iterations (%d, warm %d)", p.Iterations, p.WarmIterations)
+	case !(p.Theta > 0) || !(p.Scaling > 0) || !(p.Gravity > 0) || !(p.Jitter > 0) || !(p.WarmSpeed > 0):
+		return p, fmt.Errorf("layout: theta, scaling, gravity, jitter and warm speed must be positive: %+v", p)
+	}
+	return p, nil
+}
+
+// Start is where Run begins. Known[i] says whether (X[i], Y[i]) is node
+// i's previous position; nil Known (or none known) is a cold start.
+type Start struct {
+	X, Y  []float64
+	Known []bool
+}
+
+// RunStats describe one Run.
+type RunStats struct {
+	Nodes, Edges int
+	Known        int  // nodes that started from a previous position
+	Warm         bool // started from previous positions
+	Iterations   int
+	Speed        float64 // the final global speed
+}
+
+// Run lays out g with ForceAtlas2 and returns every node's position.
+// keys[i] is node i's stable key (Key of its name): it seeds the initial
+// position of a node with no previous one and no placed neighbour. ctx is
+// checked between iterations.
+//
+// Cold start: every node at a point drawn from its key, uniform in a
+// square whose side grows with the square root of the node count, then
+// p.Iterations iterations. Warm start: known nodes at their previous
+// positions; the others at the mean of their known neighbours (then of
+// the neighbours placed so, and so on) with a small jitter, or at a point
+// drawn from the key within the previous layout's extent; then
+// p.WarmIterations iterations starting at the low speed p.WarmSpeed.
+func Run(ctx context.Context, g *Graph, keys []uint64, start Start, p Params) (x, y []float64, st RunStats, err error) {
+	p, err = p.withDefaults()
+	if err != nil {
+		return nil, nil, st, err
+	}
+	n := g.N()
+	if len(keys) != n {
+		return nil, nil, st, fmt.Errorf("layout: %d keys for %d nodes", len(keys), n)
+	}
+	if start.Known != nil && (len(start.Known) != n || len(start.X) != n || len(start.Y) != n) {
+		return nil, nil, st, fmt.Errorf("layout: start has %d/%d/%d entries for %d nodes", len(start.X), len(start.Y), len(start.Known), n)
+	}
+	st.Nodes, st.Edges = n, g.NumEdges()
+	x, y = make([]float64, n), make([]float64, n)
+	for i := range start.Known {
+		if start.Known[i] {
+			if math.IsNaN(start.X[i]) || math.IsInf(start.X[i], 0) || math.IsNaN(start.Y[i]) || math.IsInf(start.Y[i], 0) {
+				return nil, nil, st, fmt.Errorf("layout: node %d starts at (%v, %v)", i, start.X[i], start.Y[i])
+			}
+			st.Known++
+		}
+	}
+	st.Warm = st.Known > 0
+	speed := 1.0
+	iterations := p.Iterations
+	if st.Warm {
+		warmStart(g, keys, start, x, y, p)
+		speed, iterations = p.WarmSpeed, p.WarmIterations
+	} else {
+		r := coldRadius(n)
+		for i := range n {
+			x[i], y[i] = square(keys[i], p.Seed, r)
+		}
+	}
+	if n == 0 {
+		return x, y, st, nil
+	}
+	s := newSim(g, x, y, p)
+	s.speed = speed
+	for st.Iterations < iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, st, err
+		}
+		s.step()
+		st.Iterations++
+	}
+	for i, q := range s.pos {
+		x[i], y[i] = q.x, q.y
+	}
+	st.Speed = s.speed
+	return x, y, st, nil
+}
+
+// coldRadius is the half side of a cold start's square: about the extent
+// ForceAtlas2 settles at with the default scaling, so that the first
+// iterations untangle rather than inflate.
+func coldRadius(n int) float64 { return 10 * math.Sqrt(float64(n)+1) }
+
+// warmStart sets known nodes to their previous positions and the others
+// beside their known neighbours (in waves), else at a keyed point within
+// the previous layout's extent.
+func warmStart(g *Graph, keys []uint64, start Start, x, y []float64, p Params) {
+	n := g.N()
+	placed := make([]bool, n)
+	var extent float64
+	for i := range n {
+		if start.Known[i] {
+			x[i], y[i], placed[i] = start.X[i], start.Y[i], true
+			extent = max(extent, math.Abs(x[i]), math.Abs(y[i]))
+		}
+	}
+	jitter := p.Jitter * meanEdgeLength(g, x, y, placed)
+	spreadWaves(g, keys, x, y, placed, jitter, p.Seed)
+	for i := range n {
+		if !placed[i] {
+			x[i], y[i] = square(keys[i], p.Seed, max(extent, 1))
+		}
+	}
+}
+
+// meanEdgeLength is the mean length of the edges whose ends are both
+// placed (1 when there are none), summed in node order.
+func meanEdgeLength(g *Graph, x, y []float64, placed []bool) float64 {
+	var sum float64
+	var count int
+	for i := range g.N() {
+		if !placed[i] {
+			continue
+		}
+		for _, j := range g.Neighbours(i) {
+			if int(j) > i && placed[j] {
+				sum += math.Hypot(x[i]-x[j], y[i]-y[j])
+				count++
+			}
+		}
+	}
+	if count == 0 || sum == 0 {
+		return 1
+	}
+	return sum / float64(count)
+}
+
+// spreadWaves places unplaced nodes at the mean of their placed
+// neighbours plus a keyed jitter, in waves: a wave sees only the nodes
+// placed before it, so the result does not depend on node order.
+func spreadWaves(g *Graph, keys []uint64, x, y []float64, placed []bool, jitter float64, seed uint64) {
+	var wave []int
+	for {
+		wave = wave[:0]
+		var nx, ny []float64
+		for i := range g.N() {
+			if placed[i] {
+				continue
+			}
+			var sx, sy float64
+			var c int
+			for _, j := range g.Neighbours(i) {
+				if placed[j] {
+					sx += x[j]
+					sy += y[j]
+					c++
+				}
+			}
+			if c > 0 {
+				dx, dy := disk(keys[i], seed, jitter)
+				wave = append(wave, i)
+				nx = append(nx, sx/float64(c)+dx)
+				ny = append(ny, sy/float64(c)+dy)
+			}
+		}
+		if len(wave) == 0 {
+			return
+		}
+		for k, i := range wave {
+			x[i], y[i], placed[i] = nx[k], ny[k], true
+		}
+	}
+}
+
+// sim is ForceAtlas2's state: forces of this and the previous iteration,
+// and its adaptive global speed.
+type sim struct {
+	g                 *Graph
+	pos               []vec
+	mass              []float64
+	force, old        []vec     // force now and at the previous iteration
+	swing, traction   []float64 // per chunk
+	speed, efficiency float64
+	p                 Params
+	tree              quadtree
+}
+
+func newSim(g *Graph, x, y []float64, p Params) *sim {
+	n := g.N()
+	s := &sim{g: g, p: p, efficiency: 1, pos: make([]vec, n),
+		mass: make([]float64, n), force: make([]vec, n), old: make([]vec, n),
+		swing: make([]float64, nchunks(n)), traction: make([]float64, nchunks(n)),
+	}
+	for i := range n {
+		s.pos[i] = vec{x[i], y[i]}
+		s.mass[i] = float64(g.Degree(i) + 1)
+	}
+	return s
+}
+
+// step is one ForceAtlas2 iteration (Jacomy et al. 2014, as Gephi's
+// ForceAtlas2.goAlgo): forces, then the global speed from how much the
+// nodes swing (change direction) against how much they travel, then each
+// node moves by its force times speed/(1+sqrt(speed·its own swinging)).
+func (s *sim) step() {
+	n := s.g.N()
+	s.tree.build(s.pos, s.mass)
+	s.force, s.old = s.old, s.force
+	theta2 := s.p.Theta * s.p.Theta
+	kr, kg := s.p.Scaling, s.p.Gravity
+	linlog := s.p.LinLog
+	// Bodies are visited in the tree's order, so that neighbours in the
+	// plane, whose traversals open the same cells, follow each other.
+	perm := s.tree.perm
+	forChunks(n, s.p.Workers, func(c, lo, hi int) {
+		var swing, traction float64
+		for _, i := range perm[lo:hi] {
+			xi, yi, mi := s.pos[i].x, s.pos[i].y, s.mass[i]
+			fx, fy := s.tree.repulsion(i, xi, yi, mi, kr, theta2)
+			// Attraction along edges: d (or log(1+d)) toward each neighbour.
+			for _, j := range s.g.Neighbours(int(i)) {
+				dx, dy := s.pos[j].x-xi, s.pos[j].y-yi
+				if linlog {
+					d := math.Hypot(dx, dy)
+					if d > 0 {
+						f := math.Log1p(d) / d
+						dx, dy = dx*f, dy*f
+					}
+				}
+				fx += dx
+				fy += dy
+			}
+			// Gravity: kg·m toward the origin.
+			if d := math.Hypot(xi, yi); d > 0 {
+				f := kg * mi / d
+				fx -= xi * f
+				fy -= yi * f
+			}
+			s.force[i] = vec{fx, fy}
+			o := s.old[i]
+			swing += mi * math.Hypot(o.x-fx, o.y-fy)
+			traction += mi * 0.5 * math.Hypot(o.x+fx, o.y+fy)
+		}
+		s.swing[c], s.traction[c] = swing, traction
+	})
+	s.adjustSpeed(sumInOrder(s.swing), sumInOrder(s.traction), n)
+	speed := s.speed
+	forChunks(n, s.p.Workers, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fc, o := s.force[i], s.old[i]
+			swinging := s.mass[i] * math.Hypot(o.x-fc.x, o.y-fc.y)
+			f := speed / (1 + math.Sqrt(speed*swinging))
+			s.pos[i].x += fc.x * f
+			s.pos[i].y += fc.y * f
+		}
+	})
+}
+
+// adjustSpeed is ForceAtlas2's global speed rule: aim for swinging below
+// a tolerance times the useful travel, and change the speed by at most
+// half of itself per iteration.
+func (s *sim) adjustSpeed(swing, traction float64, n int) {
+	if !(swing > 0) || !(traction > 0) {
+		return // nothing moves: keep the speed
+	}
+	jitterTolerance := 1.0
+	if n >= 50000 {
+		jitterTolerance = 10
+	} else if n < 5000 {
+		jitterTolerance = 0.1
+	}
+	nf := float64(n)
+	optimal := 0.05 * math.Sqrt(nf)
+	jt := jitterTolerance * max(math.Sqrt(optimal), min(10, optimal*traction/(nf*nf)))
+	const minEfficiency = 0.05
+	if swing/traction > 2 {
+		if s.efficiency > minEfficiency {
+			s.efficiency *= 0.5
+		}
+		jt = max(jt, jitterTolerance)
+	}
+	target := jt * s.efficiency * traction / swing
+	if swing > jt*traction {
+		if s.efficiency > minEfficiency {
+			s.efficiency *= 0.7
+		}
+	} else if s.speed < 1000 {
+		s.efficiency *= 1.3
+	}
+	s.speed += min(target-s.speed, 0.5*s.speed)
+}

@@ -1,0 +1,174 @@
+package layout
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/mapthenet/mapthenet/graphgen"
+)
+
+// smallChunks cuts even the tests' small graphs into many chunks, so that
+// several workers really share the work.
+func smallChunks(t *testing.T) {
+	old := chunkNodes
+	chunkNodes = 64
+	t.Cleanup(func() { chunkNodes = old })
+}
+
+// communityInput is a ranked graphgen graph with planted communities.
+func communityInput(t *testing.T, domains int, edges int64, communities int) (MapInput, *graphgen.Generator) {
+	t.Helper()
+	return benchInput(t, graphgen.Config{Domains: domains, Edges: edges, Seed: 7, Communities: communities})
+}
+
+// TestCommunitiesApart: on a graph with planted communities (90% of links
+// inside), a node is on average much closer to the centre of its own
+// community than to the nearest centre of another.
+func TestCommunitiesApart(t *testing.T) {
+	const k = 4
+	in, gen := communityInput(t, 1200, 9000, k)
+	x, y, st, err := Map(context.Background(), in, Params{Iterations: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cx, cy [k]float64
+	var cn [k]int
+	for v := range x {
+		if math.IsNaN(x[v]) {
+			continue
+		}
+		c := gen.Community(uint32(v))
+		cx[c] += x[v]
+		cy[c] += y[v]
+		cn[c]++
+	}
+	for c := range k {
+		cx[c] /= float64(cn[c])
+		cy[c] /= float64(cn[c])
+	}
+	var own, other float64
+	var n int
+	for v := range x {
+		if math.IsNaN(x[v]) {
+			continue
+		}
+		c := gen.Community(uint32(v))
+		own += math.Hypot(x[v]-cx[c], y[v]-cy[c])
+		nearest := math.Inf(1)
+		for d := range k {
+			if d != c {
+				nearest = min(nearest, math.Hypot(x[v]-cx[d], y[v]-cy[d]))
+			}
+		}
+		other += nearest
+		n++
+	}
+	own /= float64(n)
+	other /= float64(n)
+	t.Logf("placed %d of %d; mean distance to own centre %.1f, to the nearest other %.1f (ratio %.2f); %+v", n, len(x), own, other, own/other, st)
+	if own/other > 0.6 {
+		t.Errorf("communities not apart: mean distance to own centre %.1f, to the nearest other %.1f", own, other)
+	}
+}
+
+// TestSameForAnyWorkers: positions are bit-identical for any number of
+// workers, cold and warm.
+func TestSameForAnyWorkers(t *testing.T) {
+	smallChunks(t)
+	in, _ := communityInput(t, 800, 5000, 3)
+	in.Top = 500 // the rest placed beside them
+	var firstX, firstY []float64
+	for _, workers := range []int{1, 2, 5} {
+		p := Params{Iterations: 40, WarmIterations: 10, Workers: workers}
+		x, y, _, err := Map(context.Background(), in, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm := in
+		warm.Prev = func(v uint32) (float64, float64, bool) { return x[v], y[v], !math.IsNaN(x[v]) }
+		wx, wy, st, err := Map(context.Background(), warm, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Warm || st.Reused {
+			t.Fatalf("warm run: %+v", st)
+		}
+		all := append(append(append([]float64{}, x...), y...), append(wx, wy...)...)
+		if firstX == nil {
+			firstX, firstY = all, nil
+			continue
+		}
+		for i := range all {
+			if math.Float64bits(all[i]) != math.Float64bits(firstX[i]) {
+				t.Fatalf("workers %d: value %d is %v, with 1 worker %v", workers, i, all[i], firstX[i])
+			}
+		}
+	}
+	_ = firstY
+}
+
+// TestStableAcrossRebuilds: a layout warm-started from the previous one
+// after one new edge moves its nodes little; with no change at all it
+// keeps every position exactly.
+func TestStableAcrossRebuilds(t *testing.T) {
+	gen, err := graphgen.New(graphgen.Config{Domains: 1500, Edges: 9000, Seed: 3, Communities: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src, dst []uint32
+	gen.Edges(func(s, d uint32, nofollow bool) error {
+		src, dst = append(src, s), append(dst, d)
+		return nil
+	})
+	keys := make([]uint64, gen.Domains())
+	for v := range keys {
+		keys[v] = Key(gen.Name(uint32(v)))
+	}
+	in := rankedInput(t, src, dst, keys)
+	in.Top = 1000
+	p := Params{Iterations: 200, WarmIterations: 50}
+	x0, y0, st0, err := Map(context.Background(), in, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := func(v uint32) (float64, float64, bool) { return x0[v], y0[v], !math.IsNaN(x0[v]) }
+
+	// Unchanged: the same positions, bit for bit.
+	same := in
+	same.Prev, same.PrevFingerprint = prev, st0.Fingerprint
+	x1, y1, st1, err := Map(context.Background(), same, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st1.Reused || st1.Fingerprint != st0.Fingerprint {
+		t.Errorf("unchanged graph: %+v, want the previous positions reused", st1)
+	}
+	for v := range x0 {
+		if math.Float64bits(x0[v]) != math.Float64bits(x1[v]) || math.Float64bits(y0[v]) != math.Float64bits(y1[v]) {
+			t.Fatalf("unchanged graph: node %d moved from (%v, %v) to (%v, %v)", v, x0[v], y0[v], x1[v], y1[v])
+		}
+	}
+
+	// One new edge between two laid-out nodes of different communities.
+	a, b := in.Order[10], in.Order[11]
+	for gen.Community(a) == gen.Community(b) {
+		b++
+	}
+	changed := rankedInput(t, append(src, a), append(dst, b), keys)
+	changed.Top = in.Top
+	changed.Prev, changed.PrevFingerprint = prev, st0.Fingerprint
+	x2, y2, st2, err := Map(context.Background(), changed, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Reused || !st2.Warm || st2.Fingerprint == st0.Fingerprint {
+		t.Fatalf("one new edge: %+v", st2)
+	}
+	moved := meanDisplacement(x0, y0, x2, y2) / st0.MeanEdgeLength
+	t.Logf("one new edge: mean displacement %.3f edge lengths (mean edge %.1f); %+v", moved, st0.MeanEdgeLength, st2.RunStats)
+	if moved > 0.25 {
+		t.Errorf("one new edge moved the nodes by %.3f mean edge lengths on average, want at most 0.25", moved)
+	}
+
+}

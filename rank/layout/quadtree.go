@@ -1,0 +1,178 @@
+package layout
+
+import "math"
+
+// quadtree is a Barnes–Hut tree over weighted points, rebuilt every
+// iteration by one goroutine (so that it is the same for any number of
+// workers) and then read by all of them.
+//
+// Hand-written rather than taken from a library because this is where the
+// layout spends its time: cells are stored in depth-first order in one
+// slice, each with the index of the cell after its subtree (next), so a
+// traversal is a loop over the slice with no stack and no pointers, and a
+// leaf's points are copied next to each other in body order.
+type quadtree struct {
+	cells  []cell
+	perm   []int32 // body order: leaves own contiguous runs
+	tmp    []int32 // scratch for partitioning
+	bodies []body  // in body order
+}
+
+// body is one point of a leaf: position, mass and node.
+type body struct {
+	x, y, m float64
+	i       int32
+}
+
+// vec is a node's position (or force): x and y side by side, so that
+// reading a neighbour's position touches one cache line.
+type vec struct{ x, y float64 }
+
+type cell struct {
+	x, y, mass float64 // centre of mass and total mass
+	x0, y0     float64 // the cell's square: lower corner and side
+	side       float64
+	next       int32 // the cell after this subtree
+	lo, hi     int32 // a leaf's bodies: perm[lo:hi]; lo == hi for inner cells
+}
+
+const (
+	leafBodies = 8  // a cell with this many bodies or fewer is a leaf
+	maxDepth   = 48 // deeper cells are leaves whatever they hold (points at one spot)
+)
+
+// build makes the tree of points pos[i] with masses m[i].
+func (t *quadtree) build(pos []vec, m []float64) {
+	n := len(pos)
+	t.cells = t.cells[:0]
+	if cap(t.perm) < n {
+		t.perm = make([]int32, n)
+		t.tmp = make([]int32, n)
+		t.bodies = make([]body, n)
+	}
+	t.perm, t.tmp, t.bodies = t.perm[:n], t.tmp[:n], t.bodies[:n]
+	if n == 0 {
+		return
+	}
+	minX, minY, maxX, maxY := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for i := range n {
+		t.perm[i] = int32(i)
+		minX, maxX = min(minX, pos[i].x), max(maxX, pos[i].x)
+		minY, maxY = min(minY, pos[i].y), max(maxY, pos[i].y)
+	}
+	side := max(maxX-minX, maxY-minY)
+	side = side*(1+1e-9) + 1e-9 // every point strictly inside
+	t.split(pos, m, 0, int32(n), minX, minY, side, 0)
+	for k, i := range t.perm {
+		t.bodies[k] = body{pos[i].x, pos[i].y, m[i], i}
+	}
+}
+
+// split appends the cell of bodies perm[lo:hi], which lie in the square at
+// (x0, y0) of the given side, and its subtree.
+func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side float64, depth int) {
+	idx := len(t.cells)
+	t.cells = append(t.cells, cell{x0: x0, y0: y0, side: side})
+	if hi-lo <= leafBodies || depth >= maxDepth {
+		var sx, sy, sm float64
+		for _, i := range t.perm[lo:hi] {
+			sx += pos[i].x * m[i]
+			sy += pos[i].y * m[i]
+			sm += m[i]
+		}
+		c := &t.cells[idx]
+		c.x, c.y, c.mass = sx/sm, sy/sm, sm
+		c.lo, c.hi = lo, hi
+		c.next = int32(len(t.cells))
+		return
+	}
+	// Counting sort of the bodies into the four quadrants (stable, so
+	// the order is the same every time).
+	half := side / 2
+	mx, my := x0+half, y0+half
+	quad := func(i int32) int {
+		q := 0
+		if pos[i].x >= mx {
+			q = 1
+		}
+		if pos[i].y >= my {
+			q += 2
+		}
+		return q
+	}
+	var count [5]int32
+	for _, i := range t.perm[lo:hi] {
+		count[quad(i)+1]++
+	}
+	for q := 1; q <= 4; q++ {
+		count[q] += count[q-1]
+	}
+	start := count
+	for _, i := range t.perm[lo:hi] {
+		q := quad(i)
+		t.tmp[lo+count[q]] = i
+		count[q]++
+	}
+	copy(t.perm[lo:hi], t.tmp[lo:hi])
+
+	var sx, sy, sm float64
+	for q := range 4 {
+		a, b := lo+start[q], lo+start[q+1]
+		if a == b {
+			continue
+		}
+		child := len(t.cells)
+		cx, cy := x0, y0
+		if q&1 != 0 {
+			cx = mx
+		}
+		if q&2 != 0 {
+			cy = my
+		}
+		t.split(pos, m, a, b, cx, cy, half, depth+1)
+		c := &t.cells[child]
+		sx += c.x * c.mass
+		sy += c.y * c.mass
+		sm += c.mass
+	}
+	c := &t.cells[idx]
+	c.x, c.y, c.mass = sx/sm, sy/sm, sm
+	c.next = int32(len(t.cells))
+}
+
+// repulsion is the force on body i (at x, y with mass m) from every other
+// body: each pushes it away with k·m·m'/d (ForceAtlas2's repulsion), a
+// cell whose side is below theta times its distance counting as one body
+// at its centre of mass. A cell that holds the point itself is always
+// opened, so that no body ever pushes itself.
+func (t *quadtree) repulsion(i int32, x, y, m, k, theta2 float64) (fx, fy float64) {
+	cells := t.cells
+	for j := int32(0); j < int32(len(cells)); {
+		c := &cells[j]
+		dx, dy := x-c.x, y-c.y
+		d2 := dx*dx + dy*dy
+		inside := x >= c.x0 && x-c.x0 < c.side && y >= c.y0 && y-c.y0 < c.side
+		if !inside && c.side*c.side < theta2*d2 {
+			f := k * m * c.mass / d2
+			fx += dx * f
+			fy += dy * f
+			j = c.next
+			continue
+		}
+		if c.lo != c.hi {
+			for _, b := range t.bodies[c.lo:c.hi] {
+				ex, ey := x-b.x, y-b.y
+				e2 := ex*ex + ey*ey
+				if e2 > 0 && b.i != i {
+					f := k * m * b.m / e2
+					fx += ex * f
+					fy += ey * f
+				}
+			}
+			j = c.next
+			continue
+		}
+		j++
+	}
+	return fx, fy
+}
