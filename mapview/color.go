@@ -1,0 +1,173 @@
+package mapview
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"slices"
+	"strings"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// ColorBy says what a point's colour shows.
+type ColorBy string
+
+// The colourings `map --color` offers.
+const (
+	ColorTier     ColorBy = "tier"     // revisit tier (by rank)
+	ColorTLD      ColorBy = "tld"      // top-level domain, the most common ones
+	ColorOperator ColorBy = "operator" // network operator, the most common ones
+)
+
+// ParseColorBy checks a --color value.
+func ParseColorBy(s string) (ColorBy, error) {
+	switch c := ColorBy(s); c {
+	case ColorTier, ColorTLD, ColorOperator:
+		return c, nil
+	}
+	return "", fmt.Errorf("colour by %q: want tier, tld or operator", s)
+}
+
+// LegendEntry is one colour of the legend and what it means.
+type LegendEntry struct {
+	Label string
+	Color color.RGBA
+}
+
+// Palettes. The tiers run from warm (revisited often) to grey (yearly);
+// categories use Tableau 10, whose colours stay apart for most colour
+// vision, with its grey kept for "other".
+var (
+	tierPalette = []color.RGBA{
+		{0xd6, 0x27, 0x28, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0xbc, 0xbd, 0x22, 0xff},
+		{0x2c, 0xa0, 0x2c, 0xff}, {0x1f, 0x77, 0xb4, 0xff}, {0x9a, 0x9a, 0x9a, 0xff},
+	}
+	categoryPalette = []color.RGBA{
+		{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
+		{0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
+		{0xe3, 0x77, 0xc2, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
+	}
+	otherColor = color.RGBA{0xa0, 0xa0, 0xa0, 0xff}
+)
+
+// coloring is a legend and, per point (in Map.Points order), the index of
+// its legend entry.
+type coloring struct {
+	By     ColorBy
+	Legend []LegendEntry
+	Index  []uint8
+}
+
+// colors colours the map's points.
+func (m *Map) colors(by ColorBy) coloring {
+	c := coloring{By: by, Index: make([]uint8, len(m.Points))}
+	switch by {
+	case ColorTLD:
+		c.categories(m, func(p *Point) string { return tld(p.Domain) }, "other TLDs")
+	case ColorOperator:
+		c.categories(m, func(p *Point) string {
+			if p.Operator == "" {
+				return "(unknown)"
+			}
+			return p.Operator
+		}, "other operators")
+	default:
+		c.By = ColorTier
+		c.tiers(m)
+	}
+	return c
+}
+
+func (c *coloring) tiers(m *Map) {
+	for i, t := range m.Tiers {
+		var label string
+		switch {
+		case t.MaxRank == 0:
+			label = fmt.Sprintf("tier %d: rank above %s, unranked", t.Number, shortCount(prevMax(m.Tiers, i)))
+		case i == 0:
+			label = fmt.Sprintf("tier %d: rank 1–%s", t.Number, shortCount(t.MaxRank))
+		default:
+			label = fmt.Sprintf("tier %d: rank %s–%s", t.Number, shortCount(prevMax(m.Tiers, i)), shortCount(t.MaxRank))
+		}
+		c.Legend = append(c.Legend, LegendEntry{Label: label, Color: tierPalette[min(i, len(tierPalette)-1)]})
+	}
+	for i, p := range m.Points {
+		t := int(p.Tier) - 1
+		if t < 0 || t >= len(c.Legend) || t > 255 {
+			t = len(c.Legend) - 1
+		}
+		c.Index[i] = uint8(t)
+	}
+}
+
+func prevMax(t data.TierTable, i int) int64 {
+	if i == 0 {
+		return 0
+	}
+	return t[i-1].MaxRank
+}
+
+// categories gives the most common values their own colour (ties by name)
+// and the rest one grey entry.
+func (c *coloring) categories(m *Map, key func(*Point) string, other string) {
+	counts := map[string]int{}
+	keys := make([]string, len(m.Points))
+	for i := range m.Points {
+		keys[i] = key(&m.Points[i])
+		counts[keys[i]]++
+	}
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := cmp.Compare(counts[b], counts[a]); d != 0 {
+			return d
+		}
+		return cmp.Compare(a, b)
+	})
+	own := map[string]uint8{}
+	for i, n := range names {
+		if i == len(categoryPalette) && len(names) > len(categoryPalette) {
+			break
+		}
+		own[n] = uint8(i)
+		c.Legend = append(c.Legend, LegendEntry{Label: fmt.Sprintf("%s (%d)", n, counts[n]), Color: categoryPalette[i]})
+	}
+	if len(names) > len(own) {
+		rest := 0
+		for _, n := range names[len(own):] {
+			rest += counts[n]
+		}
+		c.Legend = append(c.Legend, LegendEntry{Label: fmt.Sprintf("%s (%d)", other, rest), Color: otherColor})
+	}
+	for i, k := range keys {
+		if j, ok := own[k]; ok {
+			c.Index[i] = j
+		} else {
+			c.Index[i] = uint8(len(c.Legend) - 1)
+		}
+	}
+}
+
+// tld is a domain's last label.
+func tld(domain string) string {
+	if i := strings.LastIndexByte(domain, '.'); i >= 0 {
+		return "." + domain[i+1:]
+	}
+	return domain
+}
+
+// shortCount writes 100000 as 100k and 2000000 as 2M.
+func shortCount(n int64) string {
+	switch {
+	case n >= 1_000_000 && n%100_000 == 0:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
+	case n >= 1_000 && n%100 == 0:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e3)) + "k"
+	}
+	return fmt.Sprint(n)
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }

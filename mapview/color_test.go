@@ -1,0 +1,73 @@
+package mapview
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+func TestColors(t *testing.T) {
+	var m Map
+	m.Tiers = data.DefaultTiers
+	add := func(n int, domain, op string, tier int32) {
+		for i := range n {
+			m.Points = append(m.Points, Point{Domain: fmt.Sprintf("%d%s", i, domain), Operator: op, Tier: tier})
+		}
+	}
+	add(5, ".example.com", "Hetzner", 1)
+	add(3, ".example.org", "", 6)
+	add(3, ".example.de", "OVH", 9) // a tier the table lacks: the last one
+	for i := range 10 {             // ten more TLDs of one domain each: only some get a colour
+		add(1, fmt.Sprintf(".t%02d", i), fmt.Sprintf("Op%02d", i), 2)
+	}
+
+	tier := m.colors(ColorTier)
+	if len(tier.Legend) != 6 || tier.Legend[0].Label != "tier 1: rank 1–100k" ||
+		tier.Legend[1].Label != "tier 2: rank 100k–500k" || tier.Legend[5].Label != "tier 6: rank above 20M, unranked" {
+		t.Errorf("tier legend %+v", tier.Legend)
+	}
+	if tier.Index[0] != 0 || tier.Index[5] != 5 || tier.Index[8] != 5 || tier.Index[11] != 1 {
+		t.Errorf("tier index %v", tier.Index)
+	}
+
+	tlds := m.colors(ColorTLD)
+	if len(tlds.Legend) != len(categoryPalette)+1 {
+		t.Fatalf("tld legend has %d entries, want %d colours and other", len(tlds.Legend), len(categoryPalette))
+	}
+	if tlds.Legend[0].Label != ".com (5)" || tlds.Legend[1].Label != ".de (3)" || tlds.Legend[2].Label != ".org (3)" {
+		t.Errorf("tld legend starts %+v", tlds.Legend[:3])
+	}
+	if last := tlds.Legend[len(tlds.Legend)-1]; last.Label != "other TLDs (4)" || last.Color != otherColor {
+		t.Errorf("tld legend ends %+v", last)
+	}
+	if tlds.Index[len(m.Points)-1] != uint8(len(tlds.Legend)-1) {
+		t.Errorf("the last TLD is not other: %v", tlds.Index)
+	}
+
+	ops := m.colors(ColorOperator)
+	if ops.Legend[0].Label != "Hetzner (5)" || ops.Legend[1].Label != "(unknown) (3)" {
+		t.Errorf("operator legend %+v", ops.Legend)
+	}
+}
+
+func TestParseColorBy(t *testing.T) {
+	for _, s := range []string{"tier", "tld", "operator"} {
+		if c, err := ParseColorBy(s); err != nil || string(c) != s {
+			t.Errorf("%q: %v %v", s, c, err)
+		}
+	}
+	for _, s := range []string{"", "Tier", "rank"} {
+		if _, err := ParseColorBy(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+func TestShortCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1k", 100_000: "100k", 2_500_000: "2.5M", 20_000_000: "20M", 12345: "12345", 1500: "1.5k"} {
+		if got := shortCount(n); got != want {
+			t.Errorf("shortCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package mapview
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/rebuild"
+)
+
+// fixtureAsOf is the as-of time of every test snapshot.
+var fixtureAsOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+
+// writeSnapshot lays out a complete snapshot directory the way rebuild does
+// (rebuilds/<id>/ with manifest.json, domains.parquet, link_words.parquet,
+// and rebuilds/current pointing at it), so that the tests read it through
+// rebuild.OpenSnapshot like the command does. Until the layout fills
+// map_x/map_y, this is where positions come from.
+func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words []data.LinkWordRow) *rebuild.Snapshot {
+	t.Helper()
+	id := fixtureAsOf.Format(data.SnapshotIDLayout)
+	dir := filepath.Join(dataDir, rebuild.RebuildsDir, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeParquetFile(t, filepath.Join(dir, data.DomainsFile), domains)
+	writeParquetFile(t, filepath.Join(dir, data.LinkWordsFile), words)
+	m := data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: data.DefaultTiers,
+		Counts: map[string]int64{"domains": int64(len(domains))}, CreatedAt: fixtureAsOf}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, data.ManifestFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(id, filepath.Join(dataDir, rebuild.RebuildsDir, rebuild.CurrentLink)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := rebuild.OpenSnapshot(dataDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func writeParquetFile[T any](t testing.TB, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[T](f)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// genWeb makes n domains, all placed, in a few clusters (as a force layout
+// groups linked sites), ranked 1..n except every tenth unranked, with link
+// words for the first hundred. The same n and seed give the same rows.
+func genWeb(n int, seed uint64) ([]data.DomainRow, []data.LinkWordRow) {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	tlds := []string{"com", "org", "net", "de", "fr", "io", "co.uk", "xn--p1ai", "jp", "nl", "neocities.org", "es"}
+	ops := []string{"Cloudflare", "Amazon", "Hetzner", "OVH", "Google", "Fastly", "DigitalOcean", "Akamai", "Linode", "Contabo", "Scaleway"}
+	type cluster struct{ x, y, r float64 }
+	var cl []cluster
+	for range 12 {
+		cl = append(cl, cluster{rng.NormFloat64() * 40, rng.NormFloat64() * 30, 4 + rng.Float64()*10})
+	}
+	rows := make([]data.DomainRow, n)
+	var words []data.LinkWordRow
+	vocab := []string{"news", "blog", "shop", "weather", "music", "forum", "wiki", "recipes", "travel", "games", "code", "photos"}
+	ranked := int64(0)
+	for i := range rows {
+		c := cl[rng.IntN(len(cl))]
+		x, y := c.x+rng.NormFloat64()*c.r, c.y+rng.NormFloat64()*c.r
+		r := data.DomainRow{
+			ID:     int32(i),
+			Domain: fmt.Sprintf("site%d.%s", i, tlds[(i*7+i/3)%len(tlds)]),
+			MapX:   &x, MapY: &y,
+			FirstSeen: fixtureAsOf.Add(-time.Hour),
+		}
+		if i%10 != 9 {
+			ranked++
+			rk := ranked
+			r.Rank = &rk
+			r.Score = 1 / float64(rk)
+			// Tiers spread as over a web of 25M domains, so that a small
+			// fixture shows every tier's colour.
+			r.Tier = int32(data.DefaultTiers.For(rk * 25_000_000 / int64(n)).Number)
+		} else {
+			r.Tier = int32(data.DefaultTiers.Lowest().Number)
+		}
+		if i%5 != 4 {
+			op := ops[int(math.Abs(x))%len(ops)]
+			r.NetworkOperator = &op
+		}
+		rows[i] = r
+		if i < 100 {
+			for k := range 4 {
+				words = append(words, data.LinkWordRow{Domain: r.Domain, Word: vocab[(i+k*5)%len(vocab)], Sites: int64(10 - k)})
+			}
+		}
+	}
+	return rows, words
+}

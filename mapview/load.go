@@ -1,0 +1,159 @@
+package mapview
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/rebuild"
+)
+
+// ErrNoPlacedDomains: the snapshot has no domain with a map position (the
+// layout placed none, or the snapshot is empty).
+var ErrNoPlacedDomains = errors.New("no placed domains: the snapshot has no map positions (map_x, map_y)")
+
+// DefaultWords is how many link words per domain a Map keeps.
+const DefaultWords = 3
+
+// Point is one placed domain.
+type Point struct {
+	Domain   string
+	X, Y     float64
+	Rank     int64 // 1 = top; 0 = unranked
+	Tier     int32
+	Operator string // network operator; "" when unknown
+	Words    []string
+}
+
+// Map is what both outputs draw: a snapshot's placed domains, best rank
+// first (unranked last, by name), so that drawing them in reverse puts the
+// top on top and labelling them in order labels the top first.
+type Map struct {
+	Snapshot string
+	AsOf     time.Time
+	Tiers    data.TierTable
+	Known    int64 // domains in the snapshot, placed or not
+	Points   []Point
+	MaxRank  int64 // the largest rank among the points (0 when none is ranked)
+}
+
+// Load reads the placed domains of a snapshot and up to words link words
+// for each (the most used first). It streams domains.parquet and
+// link_words.parquet once each, keeping only placed domains. A position
+// that is not finite counts as not placed.
+func Load(s *rebuild.Snapshot, words int) (*Map, error) {
+	m := &Map{Snapshot: s.ID, AsOf: s.Manifest.AsOf, Tiers: s.Manifest.Tiers}
+	if len(m.Tiers) == 0 {
+		m.Tiers = data.DefaultTiers
+	}
+	idx := map[string]int{}
+	err := s.EachDomain(func(rows []data.DomainRow) error {
+		for _, r := range rows {
+			m.Known++
+			if r.MapX == nil || r.MapY == nil || !finite(*r.MapX) || !finite(*r.MapY) {
+				continue
+			}
+			p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier}
+			if r.Rank != nil && *r.Rank > 0 {
+				p.Rank = *r.Rank
+				m.MaxRank = max(m.MaxRank, p.Rank)
+			}
+			if r.NetworkOperator != nil {
+				p.Operator = *r.NetworkOperator
+			}
+			idx[r.Domain] = len(m.Points)
+			m.Points = append(m.Points, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.ID, err)
+	}
+	if len(m.Points) == 0 {
+		return nil, fmt.Errorf("snapshot %s (%d domains): %w", s.ID, m.Known, ErrNoPlacedDomains)
+	}
+	if words > 0 {
+		if err := loadWords(s, m, idx, words); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(m.Points, comparePoints)
+	return m, nil
+}
+
+// loadWords keeps the words most used per placed domain (ties by word).
+func loadWords(s *rebuild.Snapshot, m *Map, idx map[string]int, limit int) error {
+	type use struct {
+		word  string
+		sites int64
+	}
+	uses := map[int][]use{}
+	err := s.EachLinkWord(func(rows []data.LinkWordRow) error {
+		for _, r := range rows {
+			if i, ok := idx[r.Domain]; ok {
+				uses[i] = append(uses[i], use{r.Word, r.Sites})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.ID, err)
+	}
+	for i, us := range uses {
+		slices.SortFunc(us, func(a, b use) int {
+			if c := cmp.Compare(b.sites, a.sites); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.word, b.word)
+		})
+		for _, u := range us[:min(limit, len(us))] {
+			m.Points[i].Words = append(m.Points[i].Words, u.word)
+		}
+	}
+	return nil
+}
+
+// comparePoints orders by rank, unranked last, then by name.
+func comparePoints(a, b Point) int {
+	switch {
+	case a.Rank == b.Rank:
+		return cmp.Compare(a.Domain, b.Domain)
+	case a.Rank == 0:
+		return 1
+	case b.Rank == 0:
+		return -1
+	}
+	return cmp.Compare(a.Rank, b.Rank)
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// bounds is the smallest rectangle holding every point.
+type bounds struct{ minX, minY, maxX, maxY float64 }
+
+func (m *Map) bounds() bounds {
+	b := bounds{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+	for _, p := range m.Points {
+		b.minX, b.maxX = min(b.minX, p.X), max(b.maxX, p.X)
+		b.minY, b.maxY = min(b.minY, p.Y), max(b.maxY, p.Y)
+	}
+	return b
+}
+
+// sizeWeight is how big a point is drawn, from 0 (unranked or the last
+// rank) to 1 (rank 1): log-scaled, since ranks span orders of magnitude and
+// only the top few hundred should stand out.
+func (m *Map) sizeWeight(rank int64) float64 {
+	if rank <= 0 || m.MaxRank <= 1 {
+		if rank == 1 {
+			return 1
+		}
+		return 0
+	}
+	w := 1 - math.Log(float64(rank))/math.Log(float64(m.MaxRank)+1)
+	return w * w
+}

@@ -1,0 +1,17 @@
+package mapview
+
+import (
+	"io"
+	"testing"
+)
+
+// go test ./mapview -run '^$' -bench . -benchtime 1x
+func BenchmarkWritePNG200k(b *testing.B) {
+	m := testMap(b, 200_000)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WritePNG(io.Discard, m, PNGOptions{Width: 1600, Height: 1200, Labels: 40}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
