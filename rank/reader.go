@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -81,7 +80,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	in := newInterner(int(min(max(hint/10, 1024), 1<<24)))
 	el = &edgeList{src: make([]uint32, 0, hint), dst: make([]uint32, 0, hint)}
 	nrg := pf.NumRowGroups()
-	if err := checkChunks(pf, cols, fi.Size()); err != nil {
+	if err := checkChunks(pf, cols.sorted(), fi.Size()); err != nil {
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
 	}
 	if rows == 0 || nrg == 0 {
@@ -94,7 +93,10 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	}
 
 	decoders := max(1, min(workers, nrg))
-	recs := make(chan batch, 2*decoders)
+	recs := make(chan *batch, 2*decoders)
+	// Batches go back to the decoders for reuse: a batch's buffers are a
+	// few MB, and the decoders would otherwise make a stream of garbage.
+	free := make(chan *batch, 4*decoders)
 	errs := make(chan error, decoders)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -102,7 +104,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := decode(ctx, path, cols, k, decoders, firstRow, recs, done); err != nil {
+			if err := decode(path, cols, k, decoders, firstRow, in.hash, free, recs, done); err != nil {
 				errs <- err
 			}
 		}()
@@ -114,8 +116,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	// On any return: stop the decoders and wait for them.
 	defer func() {
 		close(done)
-		for b := range recs {
-			b.rec.Release()
+		for range recs {
 		}
 	}()
 
@@ -123,11 +124,14 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	for r := range recs {
 		err := ctx.Err()
 		if err == nil {
-			err = b.add(r.rec, r.firstRow)
+			err = b.add(r)
 		}
-		r.rec.Release()
 		if err != nil {
 			return nil, err
+		}
+		select {
+		case free <- r:
+		default:
 		}
 	}
 	select {
@@ -177,10 +181,31 @@ func checkChunks(pf *file.Reader, cols []int, size int64) error {
 	return nil
 }
 
-// batch is a record batch and the file row of its first row.
+// batch is a run of rows of one row group as the decoders hand them over:
+// the names copied out of the page buffers, the hashes of the dst names
+// and the nofollow flags (nil when the file has no nofollow column).
 type batch struct {
-	rec      arrow.Record
-	firstRow int64
+	firstRow  int64
+	n         int
+	src, dst  nameCol
+	dstHashes []uint64
+	nofollow  []bool
+}
+
+// nameCol holds a batch's names back to back: name i is
+// buf[off[i]:off[i+1]].
+type nameCol struct {
+	buf []byte
+	off []uint32
+}
+
+// at returns name i as a view into buf, valid while the batch is.
+func (c *nameCol) at(i int) string {
+	lo, hi := c.off[i], c.off[i+1]
+	if lo == hi {
+		return ""
+	}
+	return unsafe.String(&c.buf[lo], int(hi-lo))
 }
 
 func openEdgeFile(path string) (pf *file.Reader, fr *pqarrow.FileReader, err error) {
@@ -217,48 +242,190 @@ func openEdgeFile(path string) (pf *file.Reader, fr *pqarrow.FileReader, err err
 }
 
 // decode sends the batches of row groups k, k+step, k+2*step, ... until
-// done is closed.
-func decode(ctx context.Context, path string, cols []int, k, step int, firstRow []int64, out chan<- batch, done <-chan struct{}) (err error) {
+// done is closed. It reads the columns with the Parquet column readers
+// rather than Arrow's record reader: Arrow builds string arrays value by
+// value, which cost the decoders as much as decompressing and decoding
+// the pages (profile of `rank --edges` on graphgen's M graph); here the
+// names are copied once into a flat buffer. It also hashes the dst names,
+// so that the interning goroutine, which does the rest alone, need not.
+// Used batches come back through free.
+func decode(path string, cols edgeCols, k, step int, firstRow []int64, hash func(string) uint64, free chan *batch, out chan<- *batch, done <-chan struct{}) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Parquet file: %v", r)
 		}
 	}()
-	pf, fr, err := openEdgeFile(path)
+	pf, _, err := openEdgeFile(path)
 	if err != nil {
 		return err
 	}
 	defer pf.Close()
+	var cr columnReaders
 	for rg := k; rg < len(firstRow); rg += step {
-		row := firstRow[rg]
-		err := func() error {
-			rr, err := fr.GetRecordReader(ctx, cols, []int{rg})
-			if err != nil {
-				return err
-			}
-			defer rr.Release()
-			for rr.Next() {
-				rec := rr.Record()
-				rec.Retain()
-				select {
-				case out <- batch{rec, row}:
-					row += rec.NumRows()
-				case <-done:
-					rec.Release()
-					return errStopped
-				}
-			}
-			if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) { // EOF: the normal end
-				return err
-			}
-			return nil
-		}()
-		if err == errStopped {
-			return nil
+		rgr := pf.RowGroup(rg)
+		if err := cr.open(rgr, cols); err != nil {
+			return err
 		}
+		rows := rgr.NumRows()
+		for read := int64(0); read < rows; {
+			var b *batch
+			select {
+			case b = <-free:
+			default:
+				b = new(batch)
+			}
+			n := min(readBatchRows, rows-read)
+			b.firstRow, b.n = firstRow[rg]+read, int(n)
+			if err := cr.read(b, hash); err != nil {
+				return err
+			}
+			read += n
+			select {
+			case out <- b:
+			case <-done:
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// edgeCols are the leaf column indexes of the edge file's columns;
+// nofollow is -1 when there is none.
+type edgeCols struct{ src, dst, nofollow int }
+
+// sorted lists the columns read, in file order.
+func (c edgeCols) sorted() []int {
+	cols := []int{c.src, c.dst}
+	if c.nofollow >= 0 {
+		cols = append(cols, c.nofollow)
+	}
+	slices.Sort(cols)
+	return cols
+}
+
+// columnReaders reads a row group's edge columns in step, a batch at a
+// time, with buffers reused from batch to batch.
+type columnReaders struct {
+	src, dst *file.ByteArrayColumnChunkReader
+	nofollow *file.BooleanColumnChunkReader
+	vals     []parquet.ByteArray
+	bools    []bool
+	defs     []int16
+}
+
+func (cr *columnReaders) open(rg *file.RowGroupReader, cols edgeCols) error {
+	names := func(i int, name string) (*file.ByteArrayColumnChunkReader, error) {
+		c, err := rg.Column(i)
+		if err != nil {
+			return nil, err
+		}
+		r, ok := c.(*file.ByteArrayColumnChunkReader)
+		if !ok {
+			return nil, fmt.Errorf("column %s is stored as %s, want BYTE_ARRAY", name, c.Type())
+		}
+		return r, nil
+	}
+	var err error
+	if cr.src, err = names(cols.src, colSrc); err != nil {
+		return err
+	}
+	if cr.dst, err = names(cols.dst, colDst); err != nil {
+		return err
+	}
+	cr.nofollow = nil
+	if cols.nofollow >= 0 {
+		c, err := rg.Column(cols.nofollow)
 		if err != nil {
 			return err
 		}
+		r, ok := c.(*file.BooleanColumnChunkReader)
+		if !ok {
+			return fmt.Errorf("column nofollow is stored as %s, want BOOLEAN", c.Type())
+		}
+		cr.nofollow = r
+	}
+	return nil
+}
+
+// read fills b with its next b.n rows.
+func (cr *columnReaders) read(b *batch, hash func(string) uint64) error {
+	n := b.n
+	if len(cr.vals) < n {
+		cr.vals = make([]parquet.ByteArray, n)
+		cr.bools = make([]bool, n)
+		cr.defs = make([]int16, n)
+	}
+	if err := cr.names(cr.src, colSrc, b.firstRow, n, &b.src); err != nil {
+		return err
+	}
+	if err := cr.names(cr.dst, colDst, b.firstRow, n, &b.dst); err != nil {
+		return err
+	}
+	b.dstHashes = slices.Grow(b.dstHashes[:0], n)[:n]
+	for i := range n {
+		b.dstHashes[i] = hash(b.dst.at(i))
+	}
+	b.nofollow = b.nofollow[:0]
+	if cr.nofollow == nil {
+		b.nofollow = nil
+		return nil
+	}
+	for got := 0; got < n; {
+		total, nv, err := cr.nofollow.ReadBatch(int64(n-got), cr.bools[:n-got], cr.defs[:n-got], nil)
+		if err != nil {
+			return err
+		}
+		if total == 0 {
+			return fmt.Errorf("column nofollow ends at row %d, before its row group", b.firstRow+int64(got))
+		}
+		if int(total) == nv {
+			b.nofollow = append(b.nofollow, cr.bools[:nv]...)
+		} else { // nulls: not nofollow
+			maxDef := cr.nofollow.Descriptor().MaxDefinitionLevel()
+			v := 0
+			for _, d := range cr.defs[:total] {
+				f := false
+				if d == maxDef {
+					f = cr.bools[v]
+					v++
+				}
+				b.nofollow = append(b.nofollow, f)
+			}
+		}
+		got += int(total)
+	}
+	return nil
+}
+
+// names reads n names of a column into c.
+func (cr *columnReaders) names(r *file.ByteArrayColumnChunkReader, name string, firstRow int64, n int, c *nameCol) error {
+	c.buf = c.buf[:0]
+	c.off = append(c.off[:0], 0)
+	for got := 0; got < n; {
+		total, nv, err := r.ReadBatch(int64(n-got), cr.vals[:n-got], cr.defs[:n-got], nil)
+		if err != nil {
+			return err
+		}
+		if total == 0 {
+			return fmt.Errorf("column %s ends at row %d, before its row group", name, firstRow+int64(got))
+		}
+		if int(total) != nv {
+			maxDef := r.Descriptor().MaxDefinitionLevel()
+			for i, d := range cr.defs[:total] {
+				if d != maxDef {
+					return fmt.Errorf("row %d: %s is null; every edge needs both domain names", firstRow+int64(got+i), name)
+				}
+			}
+		}
+		for _, v := range cr.vals[:nv] {
+			c.buf = append(c.buf, v...)
+			if len(c.buf) > 1<<32-1 {
+				return fmt.Errorf("column %s: names too long", name)
+			}
+			c.off = append(c.off, uint32(len(c.buf)))
+		}
+		got += int(total)
 	}
 	return nil
 }
@@ -267,36 +434,42 @@ var errStopped = errors.New("stopped")
 
 // pickColumns finds the leaf columns src, dst and nofollow (optional) and
 // checks their types: names must be strings (or binary), nofollow a bool.
-func pickColumns(path string, pf *file.Reader, schema *arrow.Schema) ([]int, error) {
+func pickColumns(path string, pf *file.Reader, schema *arrow.Schema) (edgeCols, error) {
 	ps := pf.MetaData().Schema
 	var found []string
 	for i := range ps.NumColumns() {
 		found = append(found, ps.Column(i).Path())
 	}
-	var cols []int
+	cols := edgeCols{-1, -1, -1}
 	for _, name := range []string{colSrc, colDst, colNofollow} {
 		idx := ps.ColumnIndexByName(name)
 		if idx < 0 {
 			if name == colNofollow {
 				continue
 			}
-			return nil, fmt.Errorf("rank: %s has no %q column: need string columns src and dst (found: %s)", path, name, strings.Join(found, ", "))
+			return cols, fmt.Errorf("rank: %s has no %q column: need string columns src and dst (found: %s)", path, name, strings.Join(found, ", "))
 		}
 		fields := schema.FieldIndices(name)
 		if len(fields) != 1 {
-			return nil, fmt.Errorf("rank: %s: column %q is nested; need a top-level column", path, name)
+			return cols, fmt.Errorf("rank: %s: column %q is nested; need a top-level column", path, name)
 		}
 		t := schema.Field(fields[0]).Type
 		if name == colNofollow {
 			if t.ID() != arrow.BOOL {
-				return nil, fmt.Errorf("rank: %s: column nofollow has type %s, want bool", path, t)
+				return cols, fmt.Errorf("rank: %s: column nofollow has type %s, want bool", path, t)
 			}
 		} else if !nameType(t) {
-			return nil, fmt.Errorf("rank: %s: column %s has type %s, want string", path, name, t)
+			return cols, fmt.Errorf("rank: %s: column %s has type %s, want string", path, name, t)
 		}
-		cols = append(cols, idx)
+		switch name {
+		case colSrc:
+			cols.src = idx
+		case colDst:
+			cols.dst = idx
+		default:
+			cols.nofollow = idx
+		}
 	}
-	slices.Sort(cols)
 	return cols, nil
 }
 
@@ -312,106 +485,50 @@ func nameType(t arrow.DataType) bool {
 
 // batchInterner turns record batches into interned edges.
 type batchInterner struct {
-	hashes []uint64 // reused per batch
 	in     *interner
 	el     *edgeList
 	path   string
 }
 
-// stringsOf returns a getter of the i-th value of a name column, as a view
-// valid while the batch lives, and whether it is null.
-func stringsOf(a arrow.Array) (func(i int) string, error) {
-	switch a := a.(type) {
-	case *array.String:
-		return a.Value, nil
-	case *array.LargeString:
-		return a.Value, nil
-	case *array.Binary:
-		return a.ValueString, nil
-	case *array.LargeBinary:
-		return a.ValueString, nil
-	case *array.Dictionary:
-		vals, err := stringsOf(a.Dictionary())
-		if err != nil {
-			return nil, err
-		}
-		return func(i int) string { return vals(a.GetValueIndex(i)) }, nil
-	}
-	return nil, fmt.Errorf("unsupported name column type %s", a.DataType())
-}
-
-func (b *batchInterner) add(rec arrow.Record, firstRow int64) error {
-	sch := rec.Schema()
-	col := func(name string) arrow.Array {
-		if idx := sch.FieldIndices(name); len(idx) == 1 {
-			return rec.Column(idx[0])
-		}
-		return nil
-	}
-	srcA, dstA := col(colSrc), col(colDst)
-	if srcA == nil || dstA == nil {
-		return fmt.Errorf("rank: %s: a record batch lacks src or dst", b.path)
-	}
-	src, err := stringsOf(srcA)
-	if err != nil {
-		return fmt.Errorf("rank: %s: column src: %w", b.path, err)
-	}
-	dst, err := stringsOf(dstA)
-	if err != nil {
-		return fmt.Errorf("rank: %s: column dst: %w", b.path, err)
-	}
-	var nofollow *array.Boolean
-	if a := col(colNofollow); a != nil {
-		nofollow, _ = a.(*array.Boolean)
-	}
-	n := int(rec.NumRows())
-	if srcA.NullN() > 0 || dstA.NullN() > 0 {
-		for i := range n {
-			if srcA.IsNull(i) || dstA.IsNull(i) {
-				which := colSrc
-				if !srcA.IsNull(i) {
-					which = colDst
-				}
-				return fmt.Errorf("rank: %s: row %d: %s is null; every edge needs both domain names", b.path, firstRow+int64(i), which)
-			}
-		}
-	}
+// add interns a batch's rows.
+func (b *batchInterner) add(r *batch) error {
 	in, el := b.in, b.el
+	n := r.n
 	// Edge files are usually grouped by source: reuse the last source's id
 	// while the name repeats instead of hashing it again.
 	lastSrc, lastID := "", uint32(0)
 	haveLast := false
-	// Hash every target first, so that the lookups below can touch the
-	// slot of a target a few rows ahead: its cache miss then overlaps
-	// with the current lookup instead of following it.
-	hashes := b.hashes[:0]
-	for i := range n {
-		hashes = append(hashes, in.hash(dst(i)))
-	}
-	b.hashes = hashes
-	const ahead = 8
-	for i := range n {
-		if i+ahead < n {
-			in.touch(hashes[i+ahead])
+	hashes := r.dstHashes
+	// The lookups go in groups: first touch the slots of a group's
+	// targets in a tight loop, so that their cache misses (the table is
+	// far bigger than the cache) overlap, then look them up. Touching a
+	// few rows ahead inside the lookup loop overlapped less.
+	const group = 32
+	for g := 0; g < n; g += group {
+		end := min(g+group, n)
+		for i := g; i < end; i++ {
+			in.touch(hashes[i])
 		}
-		s, t := src(i), dst(i)
-		if s == "" || t == "" {
-			return fmt.Errorf("rank: %s: row %d: empty domain name", b.path, firstRow+int64(i))
-		}
-		var sid uint32
-		if haveLast && s == lastSrc {
-			sid = lastID
-		} else {
-			sid = in.id(s)
-			lastSrc, lastID, haveLast = s, sid, true
-		}
-		tid := in.idHashed(t, hashes[i])
-		if nofollow != nil && nofollow.IsValid(i) && nofollow.Value(i) {
-			continue // the domains count, the edge does not
-		}
-		if sid != tid {
-			el.src = append(el.src, sid)
-			el.dst = append(el.dst, tid)
+		for i := g; i < end; i++ {
+			s, t := r.src.at(i), r.dst.at(i)
+			if s == "" || t == "" {
+				return fmt.Errorf("rank: %s: row %d: empty domain name", b.path, r.firstRow+int64(i))
+			}
+			var sid uint32
+			if haveLast && s == lastSrc {
+				sid = lastID
+			} else {
+				sid = in.id(s)
+				lastSrc, lastID, haveLast = s, sid, true
+			}
+			tid := in.idHashed(t, hashes[i])
+			if r.nofollow != nil && r.nofollow[i] {
+				continue // the domains count, the edge does not
+			}
+			if sid != tid {
+				el.src = append(el.src, sid)
+				el.dst = append(el.dst, tid)
+			}
 		}
 	}
 	el.rows += int64(n)
