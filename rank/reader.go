@@ -485,9 +485,9 @@ func nameType(t arrow.DataType) bool {
 
 // batchInterner turns record batches into interned edges.
 type batchInterner struct {
-	in     *interner
-	el     *edgeList
-	path   string
+	in   *interner
+	el   *edgeList
+	path string
 }
 
 // add interns a batch's rows.
