@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/rank"
 )
 
 // builder holds what a rebuild keeps in memory between stages: arrays
@@ -33,6 +35,11 @@ type builder struct {
 	scores   []float64
 	ranks    []int64 // 0: unranked
 	rankInfo data.RankInfo
+
+	graph      *rank.CSR // the followed graph, kept from ranks to layout
+	order      []uint32  // ranked domains, best first
+	mapX, mapY []float64 // dense → position on the map; NaN: not placed
+	mapPrint   string    // the layout's fingerprint, kept in domains.parquet
 }
 
 const progressEvery = 1 << 16
@@ -84,6 +91,7 @@ func (b *builder) build(ctx context.Context, src Source) error {
 		{"link_words", b.writeLinkWords},
 		{"visits", b.writeVisits},
 		{"ranks", b.computeRanks},
+		{"layout", b.computeLayout},
 		{"write", b.writeDomainsAndSchedule},
 	}
 	for _, s := range steps {
@@ -266,11 +274,12 @@ func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	scores, ranks, res, err := rankDomains(ctx, n, b.src, b.dst, b.names, p)
+	scores, ranks, res, g, order, err := rankDomains(ctx, n, b.src, b.dst, b.names, p)
 	if err != nil {
 		return 0, err
 	}
 	b.src, b.dst = nil, nil
+	b.graph, b.order = g, order
 	b.scores, b.ranks = scores, ranks
 	b.rankInfo.Iterations = res.Iterations
 	b.rankInfo.Residual = res.Residual
@@ -293,7 +302,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		// An unreadable previous snapshot must not stop new ones.
 		b.log.Warn("previous ranks unavailable: prev_rank left empty", "err", err)
 	}
-	fw, err := createParquet[data.DomainRow](b.path(data.DomainsFile), smallRowGroup)
+	fw, err := createParquet[data.DomainRow](b.path(data.DomainsFile), smallRowGroup, b.domainsMetadata()...)
 	if err != nil {
 		return 0, err
 	}
@@ -316,6 +325,9 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		}
 		if p, ok := prev[st.Name]; ok {
 			row.PrevRank = ptr(p)
+		}
+		if b.mapX != nil && !math.IsNaN(b.mapX[d]) {
+			row.MapX, row.MapY = ptr(b.mapX[d]), ptr(b.mapY[d])
 		}
 		if s, ok := scheduleFor(st, tier, tiers.Lowest(), row.InDomains, b.opts.Now); ok {
 			sched = append(sched, s)

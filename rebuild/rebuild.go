@@ -14,10 +14,16 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/rank/layout"
 )
 
 // DefaultKeep is how many snapshots a rebuild keeps when Options.Keep is 0.
 const DefaultKeep = 10
+
+// DefaultMapTop is how many of the best-ranked domains the map's force
+// layout places when Options.MapTop is 0; the other ranked domains are
+// placed beside their neighbours.
+const DefaultMapTop = 200_000
 
 // Options configure a rebuild.
 type Options struct {
@@ -26,7 +32,14 @@ type Options struct {
 	Tiers   data.TierTable
 	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
 	Rank    rank.Params // zero: rank.DefaultParams (Workers may be set alone)
-	Logger  *slog.Logger
+	// MapTop is how many of the best-ranked domains the map's layout
+	// places by force simulation: 0 means DefaultMapTop; negative, no map
+	// (map_x and map_y left empty).
+	MapTop int
+	// Layout tunes the map's layout; zero fields take
+	// layout.DefaultParams' values, and Workers defaults to Rank.Workers.
+	Layout layout.Params
+	Logger *slog.Logger
 	// Progress, when set, is told the rows a stage has done now and then
 	// and once when the stage ends (for a progress line on a terminal).
 	Progress func(stage string, rows int64)
@@ -94,6 +107,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MapTop == 0 {
+		o.MapTop = DefaultMapTop
+	}
+	if o.Layout.Workers == 0 {
+		o.Layout.Workers = o.Rank.Workers
 	}
 	return nil
 }

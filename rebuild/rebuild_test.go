@@ -184,6 +184,12 @@ func TestRebuildSmallGraph(t *testing.T) {
 			t.Errorf("%s: score %v, want %v", r.Domain, got, w)
 		}
 		r.Score = 0 // compared above, with a tolerance
+		// The map: every ranked domain placed, no other (positions are
+		// checked in layout_test.go).
+		if placed := r.MapX != nil && r.MapY != nil; placed != (r.Rank != nil) {
+			t.Errorf("%s: rank %v but map (%v, %v)", r.Domain, r.Rank, r.MapX, r.MapY)
+		}
+		r.MapX, r.MapY = nil, nil
 	}
 
 	tm := func(d time.Duration) *time.Time { v := asOf.Add(d); return &v }
@@ -288,7 +294,7 @@ func TestRebuildSmallGraph(t *testing.T) {
 	for _, st := range s.Manifest.Stages {
 		stages = append(stages, st.Stage)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks write commit" {
+	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks layout write commit" {
 		t.Errorf("manifest stages %q", got)
 	}
 
@@ -361,7 +367,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestRebuildFailureLeavesCurrent(t *testing.T) {
-	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "write", "commit"} {
+	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "layout", "write", "commit"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			run1(t, dir, smallGraph(), asOf)
@@ -515,7 +521,7 @@ func TestRebuildProgress(t *testing.T) {
 	if _, err := RunFrom(context.Background(), smallGraph(), o); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks write commit" {
+	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks layout write commit" {
 		t.Errorf("progress saw %q", got)
 	}
 }
