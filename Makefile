@@ -21,8 +21,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./rank/... ./graph/...
 	$(GO) run ./bench $(BENCHFLAGS)
 
+# The demo's store and snapshot go to ./mapthenet-demo (fresh each time) so
+# that the README's DuckDB queries can be pasted as they are.
 demo: build
-	./bin/mapthenet demo
+	rm -rf mapthenet-demo
+	./bin/mapthenet demo --out mapthenet-demo
 
 clean:
-	rm -rf bin
+	rm -rf bin mapthenet-demo

@@ -1,11 +1,16 @@
 package crawl
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,7 +21,26 @@ import (
 	"github.com/mapthenet/mapthenet/simweb"
 )
 
-var benchSites = flag.Int("bench-sites", 10000, "sites in BenchmarkCrawlSimweb's simulated web")
+var (
+	benchSites = flag.Int("bench-sites", 10000, "sites in BenchmarkCrawlSimweb's simulated web")
+	benchQueue = flag.Int("bench-queue", 0, "BenchmarkCrawlSimweb: extra seeded domains the simulated web does not serve, waiting in line behind its sites")
+)
+
+// peakRSS is the process's peak resident set (VmHWM) in MiB, 0 when
+// /proc is not there.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
 
 // warmCertificates makes the simulated web mint every host's certificate
 // before the clock starts: simweb signs them one at a time on first use, a
@@ -66,6 +90,22 @@ func BenchmarkCrawlSimweb(b *testing.B) {
 	if err := w.WriteSeeds(seeds); err != nil {
 		b.Fatal(err)
 	}
+	if *benchQueue > 0 {
+		// Domains in line behind the simulated web's own: memory must not
+		// grow much with the line's length (issue 3: under 1 GiB with
+		// 100,000 waiting).
+		f, err := os.OpenFile(seeds, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bw := bufio.NewWriter(f)
+		for i := range *benchQueue {
+			fmt.Fprintf(bw, "queued-%07d.example\n", i)
+		}
+		if err := errors.Join(bw.Flush(), f.Close()); err != nil {
+			b.Fatal(err)
+		}
+	}
 	warmCertificates(b, w)
 	b.ResetTimer()
 	for range b.N {
@@ -93,6 +133,7 @@ func BenchmarkCrawlSimweb(b *testing.B) {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(max(1, stats.Pages)), "cpu-µs/page")
 		b.ReportMetric(float64(stats.Visits), "visits")
 		b.ReportMetric(float64(len(w.Requests())), "requests")
+		b.ReportMetric(peakRSS(), "peak-MiB")
 		if v := w.CheckAll(w.Requests(), simweb.Rules{}); len(v) > 0 {
 			var s []string
 			for _, x := range v[:min(5, len(v))] {
