@@ -25,6 +25,7 @@ type rebuildFlags struct {
 	Keep    int      `json:"keep"`
 	Tiers   []string `json:"tiers,omitempty"`
 	Workers int      `json:"workers,omitempty"`
+	MapTop  int      `json:"map_top,omitempty"`
 }
 
 // RebuildRequest is the args of the control socket's "rebuild" command:
@@ -89,6 +90,7 @@ and the unranked. Domains never visited read the last tier's pages.
 	f.IntVar(&fl.Keep, "keep", rebuild.DefaultKeep, "keep this many snapshots, the new one included")
 	f.StringSliceVar(&fl.Tiers, "tiers", nil, "revisit tiers MAXRANK:DAYS:PAGES,...; last MAXRANK * (default: DESIGN.md's table, 100000:10:50,500000:21:50,2000000:45:20,5000000:90:20,20000000:120:20,*:365:8)")
 	f.IntVar(&fl.Workers, "workers", 0, "PageRank workers (0: every core)")
+	f.IntVar(&fl.MapTop, "map-top", rebuild.DefaultMapTop, "lay out this many of the best-ranked domains on the map (map_x, map_y), the other ranked beside their neighbours; negative: no map")
 	return cmd
 }
 
@@ -114,6 +116,7 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 		Now:     now,
 		Tiers:   tiers,
 		Keep:    fl.Keep,
+		MapTop:  fl.MapTop,
 	}
 	opts.Rank.Workers = fl.Workers
 	return opts, nil
