@@ -65,6 +65,10 @@ func childMain(args []string) int {
 		out, err = childRank(args[1:])
 	case "iteration": // IN WORKERS
 		out, err = childIteration(args[1:])
+	case "ingest": // SIZE STORE BATCH
+		out, err = childIngest(args[1:])
+	case "rebuild": // STORE DATADIR WORKERS MAPTOP
+		out, err = childRebuild(args[1:])
 	default:
 		err = fmt.Errorf("unknown job %q", args[0])
 	}

@@ -1,7 +1,12 @@
 // Command bench measures mapthenet's heavy stages on synthetic graphs
 // (graphgen's S, M and L sizes) and prints a table:
 //
-//	go run ./bench -size S|M|L [-stages rank] [-dir DIR] [-workers N]
+//	go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N]
+//
+// ingest fills a fresh store (DIR/store-SIZE) from the generated graph
+// through graph.RecordVisits, as a crawl's recorder would; rebuild runs
+// rebuild.Run on that store (ingesting first when it is missing); rank
+// runs rank.RankEdgeFile on the edge file.
 //
 // Edge files are generated once and cached in -dir (default: a temporary
 // directory, removed afterwards). Each stage runs in a child process of
@@ -29,18 +34,9 @@ type stage struct {
 
 // stages are the -stages values, in the order they run.
 var stages = []stage{
-	{"ingest", "load the edge file into the graph store (Badger)", notYet("the graph store's bulk ingest")},
-	{"rebuild", "a whole rebuild: store → Parquet snapshot → ranks → schedule", notYet("rebuild.Run on a store of this size")},
+	{"ingest", "fill a fresh store (Badger) with one complete visit per source domain, RecordVisits in batches of 256", runIngest},
+	{"rebuild", "a whole rebuild (rebuild.Run) of the store the ingest filled: snapshot, ranks, map, schedule", runRebuild},
 	{"rank", "rank.RankEdgeFile end to end from the edge file, one PageRank iteration, igraph", runRank},
-}
-
-// TODO(bench): ingest and rebuild need a store filled from the generated
-// graph; add them here as functions of the same shape as runRank once the
-// graph and rebuild packages have a bulk-load entry point.
-func notYet(what string) func(context.Context, *env) ([]result, error) {
-	return func(context.Context, *env) ([]result, error) {
-		return nil, fmt.Errorf("not measured yet: needs %s", what)
-	}
 }
 
 // env is what every stage gets.
@@ -51,6 +47,7 @@ type env struct {
 	edges    string // the size's edge file
 	igraph   string // python interpreter with igraph, "" if none
 	noIgraph bool
+	mapTop   int // rebuild.Options.MapTop
 }
 
 // result is one row of the table.
@@ -68,8 +65,9 @@ func main() {
 	dir := flag.String("dir", "", "directory to cache the generated edge files in (default: a temporary directory)")
 	workers := flag.Int("workers", 0, "workers for the stages (0: GOMAXPROCS)")
 	noIgraph := flag.Bool("no-igraph", false, "skip the igraph comparison")
+	mapTop := flag.Int("maptop", 0, "rebuild stage: domains the map layout places by force (0: rebuild's default, negative: no map)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages rank] [-dir DIR]\n\nstages:\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N]\n\nstages:\n")
 		for _, s := range stages {
 			fmt.Fprintf(os.Stderr, "  %-8s %s\n", s.name, s.help)
 		}
@@ -77,13 +75,13 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if err := run(*size, *stageList, *dir, *workers, *noIgraph); err != nil {
+	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(size, stageList, dir string, workers int, noIgraph bool) error {
+func run(size, stageList, dir string, workers int, noIgraph bool, mapTop int) error {
 	want := map[string]bool{}
 	for _, s := range strings.Split(stageList, ",") {
 		s = strings.TrimSpace(s)
@@ -111,7 +109,7 @@ func run(size, stageList, dir string, workers int, noIgraph bool) error {
 	if err != nil {
 		return err
 	}
-	e := &env{size: size, dir: dir, workers: workers, edges: edges, noIgraph: noIgraph}
+	e := &env{size: size, dir: dir, workers: workers, edges: edges, noIgraph: noIgraph, mapTop: mapTop}
 	if !noIgraph {
 		e.igraph = findIgraph()
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/graphgen"
+)
+
+// ingestBatch is how many visits go into one RecordVisits call: the
+// crawl's recorder writes up to 256 at once (crawl/recorder.go).
+const ingestBatch = 256
+
+// ingestAt is the start time of every ingested visit.
+var ingestAt = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// linkWords are the link words the ingested links carry, one each.
+var linkWords = []string{"news", "blog", "home", "shop", "music", "games", "sport", "travel", "food", "science"}
+
+// storeDir is where the ingest stage leaves the store of a size for the
+// rebuild stage.
+func storeDir(e *env) string { return filepath.Join(e.dir, "store-"+e.size) }
+
+// ingestResult is what the ingest child reports.
+type ingestResult struct {
+	Visits        int64   `json:"visits"`
+	Edges         int64   `json:"edges"` // links recorded, nofollow ones included
+	Domains       uint32  `json:"domains"`
+	RecordSeconds float64 `json:"record_seconds"` // time inside RecordVisits
+	Batches       int     `json:"batches"`
+}
+
+// runIngest fills a fresh store from the size's generated graph in a
+// measured child.
+func runIngest(ctx context.Context, e *env) ([]result, error) {
+	dir := storeDir(e)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	var res ingestResult
+	m, err := runChild(&res, "ingest", e.size, dir, strconv.Itoa(ingestBatch))
+	if err != nil {
+		return nil, err
+	}
+	return []result{
+		{"ingest", "store", fmt.Sprintf("%d visits (one complete visit per source), %d links, %d domains, batches of %d", res.Visits, res.Edges, res.Domains, ingestBatch)},
+		{"ingest", "edges/s (time in RecordVisits)", fmt.Sprintf("%.0f (%s)", float64(res.Edges)/res.RecordSeconds, secs(res.RecordSeconds))},
+		{"ingest", "wall (with making the visits)", secs(m.wall.Seconds())},
+		{"ingest", "CPU (user+sys)", secs(m.cpu.Seconds())},
+		{"ingest", "peak memory (max RSS)", fmt.Sprintf("%.0f MiB", float64(m.maxRSSKiB)/1024)},
+	}, nil
+}
+
+// childIngest records one complete visit per source domain of the
+// generated graph (its out-links, one link word each), batch visits per
+// RecordVisits call, as a crawl's recorder would, and times the calls.
+// Making the visits is left out of the timing.
+func childIngest(args []string) (ingestResult, error) {
+	var res ingestResult
+	if len(args) != 3 {
+		return res, fmt.Errorf("ingest: want SIZE STORE BATCH")
+	}
+	batchSize, err := strconv.Atoi(args[2])
+	if err != nil || batchSize < 1 {
+		return res, fmt.Errorf("ingest: bad batch size %q", args[2])
+	}
+	cfg, err := graphgen.Size(args[0])
+	if err != nil {
+		return res, err
+	}
+	g, err := graphgen.New(cfg)
+	if err != nil {
+		return res, err
+	}
+	s, err := graph.Open(args[1], graph.Options{})
+	if err != nil {
+		return res, err
+	}
+	var recording time.Duration
+	record := func(vs []*data.VisitResult) error {
+		start := time.Now()
+		err := recordSplitting(s, vs)
+		recording += time.Since(start)
+		res.Batches++
+		return err
+	}
+	batch := make([]*data.VisitResult, 0, batchSize)
+	var cur *data.VisitResult
+	lastSrc := ^uint32(0)
+	var name []byte
+	err = g.Edges(func(src, dst uint32, nofollow bool) error {
+		if src != lastSrc {
+			if len(batch) == batchSize {
+				if err := record(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+			lastSrc = src
+			at := ingestAt.Add(time.Duration(res.Visits) * time.Millisecond)
+			cur = &data.VisitResult{Domain: g.Name(src), StartedAt: at, FinishedAt: at.Add(time.Minute), RobotsReadAt: at,
+				RobotsStatus: 200, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 8, Complete: true}
+			batch = append(batch, cur)
+			res.Visits++
+		}
+		name = g.AppendName(name[:0], dst)
+		cur.Links = append(cur.Links, data.Link{Dst: string(name), Nofollow: nofollow, Words: linkWords[dst%uint32(len(linkWords)):][:1]})
+		res.Edges++
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = record(batch)
+	}
+	if err != nil {
+		s.Close()
+		return res, err
+	}
+	sn, err := s.Snapshot()
+	if err == nil {
+		res.Domains = sn.NumDomains()
+		sn.Close()
+	}
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	res.RecordSeconds = recording.Seconds()
+	return res, err
+}
+
+// recordSplitting records vs, in halves when the store finds the batch
+// too large for one transaction (a batch holding one of the graph's
+// largest sources).
+func recordSplitting(s *graph.Store, vs []*data.VisitResult) error {
+	err := s.RecordVisits(vs)
+	if err == nil || len(vs) < 2 || !errors.Is(err, badger.ErrTxnTooBig) {
+		return err
+	}
+	if err := recordSplitting(s, vs[:len(vs)/2]); err != nil {
+		return err
+	}
+	return recordSplitting(s, vs[len(vs)/2:])
+}

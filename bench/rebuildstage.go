@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/rebuild"
+)
+
+// runRebuild runs a whole rebuild (rebuild.Run) on the store the ingest
+// stage filled, in a measured child; it runs the ingest first when there
+// is no such store yet.
+func runRebuild(ctx context.Context, e *env) ([]result, error) {
+	var rows []result
+	if _, err := os.Stat(filepath.Join(storeDir(e), "MANIFEST")); err != nil {
+		fmt.Fprintf(os.Stderr, "no %s store yet: ingesting first\n", e.size)
+		r, err := runIngest(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("ingest for the rebuild: %w", err)
+		}
+		rows = append(rows, r...)
+	}
+	out := filepath.Join(e.dir, "rebuild-"+e.size)
+	if err := os.RemoveAll(out); err != nil {
+		return nil, err
+	}
+	var man data.Manifest
+	m, err := runChild(&man, "rebuild", storeDir(e), out, strconv.Itoa(e.workers), strconv.Itoa(e.mapTop))
+	if err != nil {
+		return rows, err
+	}
+	rows = append(rows,
+		result{"rebuild", "snapshot", fmt.Sprintf("%d domains, %d edges, %d ranked, %d PageRank iterations",
+			man.Counts[data.DomainsFile], man.Counts[data.EdgesFile], man.Rank.Ranked, man.Rank.Iterations)},
+		result{"rebuild", "wall (open store, rebuild, close)", secs(m.wall.Seconds())},
+		result{"rebuild", "CPU (user+sys)", secs(m.cpu.Seconds())},
+		result{"rebuild", "peak memory (max RSS)", fmt.Sprintf("%.0f MiB", float64(m.maxRSSKiB)/1024)},
+	)
+	for _, st := range man.Stages {
+		v := secs(st.Seconds)
+		if st.Rows > 0 {
+			v += fmt.Sprintf(" (%d rows)", st.Rows)
+		}
+		rows = append(rows, result{"rebuild", "  stage " + st.Stage, v})
+	}
+	return rows, nil
+}
+
+// childRebuild opens the store and runs rebuild.Run into a data
+// directory of its own; it returns the manifest.
+func childRebuild(args []string) (*data.Manifest, error) {
+	if len(args) != 4 {
+		return nil, fmt.Errorf("rebuild: want STORE DATADIR WORKERS MAPTOP")
+	}
+	workers, _ := strconv.Atoi(args[2])
+	mapTop, _ := strconv.Atoi(args[3])
+	s, err := graph.Open(args[0], graph.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return rebuild.Run(context.Background(), s, rebuild.Options{
+		DataDir: args[1],
+		Now:     time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		Keep:    1,
+		Rank:    rank.Params{Workers: workers},
+		MapTop:  mapTop,
+	})
+}
