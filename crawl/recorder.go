@@ -60,6 +60,13 @@ func (r *recorder) write(batch []*data.VisitResult) {
 	for len(batch) > 0 {
 		err := r.store.RecordVisits(batch)
 		if err == nil {
+			// Logged only now, after the commit, so that a "visit
+			// recorded" line in the log means the visit is in the store
+			// (the crash test relies on it).
+			for _, v := range batch {
+				r.log.Info("visit recorded", "domain", v.Domain, "outcome", string(v.Outcome), "pages", v.Pages,
+					"ms", v.FinishedAt.Sub(v.StartedAt).Milliseconds())
+			}
 			return
 		}
 		var ve *graph.VisitError
