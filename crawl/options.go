@@ -98,8 +98,9 @@ type Options struct {
 	Progress         io.Writer // periodic counts; nil: none
 	ProgressInterval time.Duration
 
-	Clock  clockwork.Clock
-	Logger *slog.Logger
+	Clock   clockwork.Clock
+	Logger  *slog.Logger
+	Metrics *Metrics // nil: none
 }
 
 func (o *Options) withDefaults() Options {

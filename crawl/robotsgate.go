@@ -65,6 +65,7 @@ func (v *visit) robotsFor(ctx context.Context, u *url.URL) (*hostRobots, error) 
 	if hr.group == nil {
 		hr.group = robots.DisallowAll().Group(v.c.opts.RobotsToken)
 	}
+	v.c.opts.Metrics.robotsRead(hr)
 	v.robots[origin] = hr
 	return hr, nil
 }

@@ -101,7 +101,8 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	}
 
 	l := &loop{c: c, o: o, store: store, stats: &stats, exclude: exclude,
-		started: map[string]bool{}, inDomains: map[string]int{}}
+		started: map[string]bool{}, inDomains: map[string]int{},
+		asOf: asOf, start: start, checked: start, handed: map[string]time.Time{}}
 	if err := l.loadSchedule(asOf); err != nil {
 		return stats, err
 	}
@@ -148,6 +149,12 @@ type loop struct {
 	inDomains map[string]int
 	started   map[string]bool // visited (or tried) in this run
 	nStarted  int
+
+	// Following the schedule (reload.go).
+	asOf, start time.Time            // as-of time and clock time at the start
+	schedule    string               // where rebuilds/current pointed when read
+	checked     time.Time            // clock time of the last look at it
+	handed      map[string]time.Time // when each visit of this run went to the recorder
 }
 
 type job struct {
@@ -159,18 +166,6 @@ type done struct {
 	job job
 	res *data.VisitResult
 	err error
-}
-
-func (l *loop) loadSchedule(asOf time.Time) error {
-	if l.o.DataDir == "" {
-		return nil
-	}
-	due, err := ReadDue(CurrentSchedule(l.o.DataDir), asOf)
-	if err != nil {
-		return err
-	}
-	l.due = due
-	return nil
 }
 
 // next picks the next domain to visit, or false when nothing is due.
@@ -223,6 +218,8 @@ func (l *loop) run(ctx context.Context) error {
 	results := make(chan done)
 	rec := newRecorder(l.store, l.o.Logger)
 	defer rec.close()
+	// Nothing is in flight once run returns.
+	defer func() { l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), 0) }()
 	inflight := 0
 	stopping := false
 	var tick <-chan time.Time
@@ -257,10 +254,14 @@ func (l *loop) run(ctx context.Context) error {
 				idle = l.o.Clock.After(l.o.IdleRecheck)
 			}
 		}
+		l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), inflight)
 		select {
 		case d := <-results:
 			inflight--
 			l.finish(d, rec)
+			if l.o.Clock.Since(l.checked) >= l.o.IdleRecheck {
+				l.recheck(false) // busy: follow a new schedule
+			}
 		case <-ctx.Done():
 			stopping = true
 			idle = nil
@@ -276,9 +277,7 @@ func (l *loop) run(ctx context.Context) error {
 			return rec.close()
 		case <-idle:
 			idle = nil
-			if err := l.loadSchedule(l.o.Clock.Now().UTC()); err != nil {
-				l.o.Logger.Warn("schedule", "err", err)
-			}
+			l.recheck(true)
 		case <-tick:
 			l.progress(inflight)
 		}
@@ -299,13 +298,17 @@ func (l *loop) finish(d done, rec *recorder) {
 	if d.err != nil {
 		if errors.Is(d.err, ErrAbandoned) {
 			l.stats.Abandoned++
+			l.o.Metrics.visitEnded(true)
 			return
 		}
+		l.o.Metrics.visitEnded(false)
 		l.o.Logger.Error("visit", "domain", d.job.domain, "err", d.err)
 		return
 	}
 	r := d.res
 	rec.add(r)
+	l.handed[r.Domain] = l.o.Clock.Now()
+	l.o.Metrics.visited(r)
 	l.stats.Visits++
 	l.stats.Pages += r.Pages
 	l.stats.Bytes += r.Bytes

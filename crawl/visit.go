@@ -351,8 +351,11 @@ func (v *visit) get(ctx context.Context, u *url.URL, accept fetch.Accept, sink f
 		fe = &fetch.Error{Kind: fetch.KindOther, Err: err}
 	}
 	if r == nil {
+		v.c.opts.Metrics.request(0, fe)
 		return nil, fe
 	}
+	v.c.opts.Metrics.request(r.Status, fe)
+	v.c.opts.Metrics.read(r.Bytes)
 	v.res.Bytes += r.Bytes
 	return &response{Response: r, Err: fe}, nil
 }

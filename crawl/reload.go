@@ -1,0 +1,122 @@
+package crawl
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// A running crawl follows the newest schedule without a restart: when a
+// visit ends and IdleRecheck (a minute) has passed since it last looked, it
+// checks where rebuilds/current points and reads the schedule again when
+// that changed (a rebuild, most likely one run inside this process on
+// request, moved it); when it has nothing to do it reads the schedule
+// again every IdleRecheck (more rows fall due as time passes).
+//
+// A domain is visited once per schedule. When a new schedule lists a
+// domain this run has visited already, the row is trusted only if that
+// visit was handed to the store well before the snapshot was taken (so the
+// snapshot saw it and the row's next_visit accounts for it); otherwise the
+// row predates the visit and is skipped until a later schedule.
+
+// handOverMargin covers the time between a visit being handed to the
+// recorder and its commit, and the rounding of the snapshot's start.
+const handOverMargin = time.Minute
+
+// scheduleTarget is where rebuilds/current points ("" when nowhere).
+func scheduleTarget(dataDir string) string {
+	t, err := os.Readlink(filepath.Join(dataDir, "rebuilds", "current"))
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+// asOfNow is the as-of time for what is due now: --now moved on by the
+// time the crawl has run (so a replay stays a replay).
+func (l *loop) asOfNow() time.Time {
+	return l.asOf.Add(l.o.Clock.Since(l.start))
+}
+
+// loadSchedule reads the due rows of the current schedule.
+func (l *loop) loadSchedule(asOf time.Time) error {
+	if l.o.DataDir == "" {
+		return nil
+	}
+	target := scheduleTarget(l.o.DataDir)
+	due, err := ReadDue(CurrentSchedule(l.o.DataDir), asOf)
+	if err != nil {
+		return err
+	}
+	if target != l.schedule && l.schedule != "" {
+		l.reopen(due, target)
+	}
+	l.schedule = target
+	l.due = due
+	l.o.Metrics.scheduleLoaded()
+	return nil
+}
+
+// recheck reads the schedule again when rebuilds/current moved, or
+// always when idle.
+func (l *loop) recheck(idle bool) {
+	l.checked = l.o.Clock.Now()
+	if l.o.DataDir == "" || (!idle && scheduleTarget(l.o.DataDir) == l.schedule) {
+		return
+	}
+	before := l.schedule
+	if err := l.loadSchedule(l.asOfNow()); err != nil {
+		l.o.Logger.Warn("schedule", "err", err)
+		return
+	}
+	if l.schedule != before {
+		l.o.Logger.Info("new schedule", "snapshot", filepath.Base(l.schedule), "due", len(l.due))
+	}
+}
+
+// reopen lets the domains visited in this run be visited again by the new
+// schedule target when their visit is in its snapshot.
+func (l *loop) reopen(due []data.ScheduleRow, target string) {
+	taken, ok := snapshotTaken(filepath.Join(l.o.DataDir, "rebuilds", target, data.ManifestFile))
+	if !ok {
+		return
+	}
+	cutoff := taken.Add(-handOverMargin)
+	for _, r := range due {
+		if at, visited := l.handed[r.Domain]; visited && at.Before(cutoff) {
+			delete(l.started, r.Domain)
+			delete(l.handed, r.Domain)
+		}
+	}
+}
+
+// snapshotTaken estimates when a snapshot's view of the store was opened:
+// the manifest's created_at less its stages' durations (the first stage
+// starts just before the view opens, the last ends just after created_at,
+// so the estimate errs early, which is the safe side).
+func snapshotTaken(manifest string) (time.Time, bool) {
+	m, err := readManifest(manifest)
+	if err != nil || m.CreatedAt.IsZero() {
+		return time.Time{}, false
+	}
+	var d float64
+	for _, s := range m.Stages {
+		d += s.Seconds
+	}
+	return m.CreatedAt.Add(-time.Duration(d * float64(time.Second))), true
+}
+
+func readManifest(path string) (*data.Manifest, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m data.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
