@@ -254,8 +254,12 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 // encodeDomain writes a d/<id> value: the state's length and bytes, then
 // the encoded out-edges (nothing when there are none).
 func encodeDomain(buf []byte, s *data.DomainState, adj []byte) []byte {
-	st := encodeState(nil, s)
-	buf = binary.AppendUvarint(buf[:0], uint64(len(st)))
+	return appendDomain(buf[:0], encodeState(nil, s), adj)
+}
+
+// appendDomain appends a d/<id> value of an encoded state and edges.
+func appendDomain(buf, st, adj []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(st)))
 	buf = append(buf, st...)
 	return append(buf, adj...)
 }

@@ -172,7 +172,8 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 			b.setEdges(src, addEdges(old, links, t))
 		}
 	}
-	return b.set(visitKey(src, v.StartedAt), encodeVisit(nil, v))
+	b.valBuf = encodeVisit(b.valBuf, v)
+	return b.set(b.slab.copy(visitKey(src, v.StartedAt)), b.slab.copy(b.valBuf))
 }
 
 // applyVisit updates a domain's state with what a visit learnt.

@@ -72,6 +72,13 @@ type Store struct {
 	removed  map[string]struct{} // the removal list's names
 	gc       *gcLoop             // background value-log GC (gc.go)
 	minFree  int64               // free-space reserve (space.go)
+
+	// allIDs: ids holds every committed name, so a name it lacks is
+	// unknown without a database read (most of a link to a new domain's
+	// cost otherwise: the read misses every level). True from a writable
+	// Open of a store with at most maxIDs names until the cache first
+	// forgets one.
+	allIDs bool
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -141,9 +148,46 @@ func Open(dir string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("graph: open store at %s: finish an interrupted removal: %w", dir, err)
 		}
+		if err := s.loadNames(); err != nil {
+			// Only a speed-up lost: lookups read the database.
+			log.Warn("graph: could not load the domain names into the cache", "err", err)
+		}
 	}
 	s.gc = startGC(s, opts)
 	return s, nil
+}
+
+// loadNames fills the name cache with every name when they all fit (see
+// allIDs): a key-only scan of n/, about a second for a million names,
+// which a crawl soon repays.
+func (s *Store) loadNames() error {
+	if s.ids == nil || int64(s.nextID) > int64(s.maxIDs) {
+		return nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixName), PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			err := item.Value(func(v []byte) error {
+				if len(v) != 4 {
+					return fmt.Errorf("%w: id of name %q", errCorrupt, item.Key()[len(prefixName):])
+				}
+				s.ids[string(item.Key()[len(prefixName):])] = binary.BigEndian.Uint32(v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		clear(s.ids)
+		return err
+	}
+	s.allIDs = len(s.ids) <= s.maxIDs
+	return nil
 }
 
 // load checks the format version (writing it into a new store) and reads
