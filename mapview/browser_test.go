@@ -238,7 +238,7 @@ func TestPageInBrowser(t *testing.T) {
 // only that the page works within a generous timeout.
 func TestPageInBrowser200k(t *testing.T) {
 	ctx := browser(t, 120*time.Second)
-	m := testMap(t, 200_000)
+	m := genMap(200_000, 1)
 	url := writePage(t, m)
 	st, err := os.Stat(strings.TrimPrefix(url, "file://"))
 	if err != nil {

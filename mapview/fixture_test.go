@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -118,4 +120,38 @@ func genWeb(n int, seed uint64) ([]data.DomainRow, []data.LinkWordRow) {
 		}
 	}
 	return rows, words
+}
+
+// genMap makes a Map of n points like genWeb's, directly: the big tests
+// need the points, not another pass through Parquet (Load's own tests cover
+// that), and building 200,000 rows of pointers costs seconds under -race.
+func genMap(n int, seed uint64) *Map {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	tlds := []string{".com", ".org", ".net", ".de", ".fr", ".io", ".co.uk", ".xn--p1ai", ".jp", ".nl", ".neocities.org", ".es"}
+	type cluster struct{ x, y, r float64 }
+	cl := make([]cluster, 12)
+	for i := range cl {
+		cl[i] = cluster{rng.NormFloat64() * 40, rng.NormFloat64() * 30, 4 + rng.Float64()*10}
+	}
+	m := &Map{Snapshot: fixtureAsOf.Format(data.SnapshotIDLayout), AsOf: fixtureAsOf, Tiers: data.DefaultTiers,
+		Known: int64(n), Points: make([]Point, n)}
+	ranked := int64(0)
+	for i := range m.Points {
+		c := cl[rng.IntN(len(cl))]
+		p := &m.Points[i]
+		p.Domain = "site" + strconv.Itoa(i) + tlds[(i*7+i/3)%len(tlds)]
+		p.X, p.Y = c.x+rng.NormFloat64()*c.r, c.y+rng.NormFloat64()*c.r
+		p.Tier = int32(data.DefaultTiers.Lowest().Number)
+		if i%10 != 9 {
+			ranked++
+			p.Rank = ranked
+			p.Tier = int32(data.DefaultTiers.For(ranked * 25_000_000 / int64(n)).Number)
+		}
+		if i < 100 {
+			p.Words = []string{"news", "blog", "shop"}
+		}
+	}
+	m.MaxRank = ranked
+	slices.SortFunc(m.Points, comparePoints)
+	return m
 }

@@ -46,75 +46,95 @@ type Map struct {
 // link_words.parquet once each, keeping only placed domains. A position
 // that is not finite counts as not placed.
 func Load(s *rebuild.Snapshot, words int) (*Map, error) {
-	m := &Map{Snapshot: s.ID, AsOf: s.Manifest.AsOf, Tiers: s.Manifest.Tiers}
-	if len(m.Tiers) == 0 {
-		m.Tiers = data.DefaultTiers
-	}
-	idx := map[string]int{}
+	c := newCollector(s.ID, s.Manifest.AsOf, s.Manifest.Tiers, words)
 	err := s.EachDomain(func(rows []data.DomainRow) error {
-		for _, r := range rows {
-			m.Known++
-			if r.MapX == nil || r.MapY == nil || !finite(*r.MapX) || !finite(*r.MapY) {
-				continue
-			}
-			p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier}
-			if r.Rank != nil && *r.Rank > 0 {
-				p.Rank = *r.Rank
-				m.MaxRank = max(m.MaxRank, p.Rank)
-			}
-			if r.NetworkOperator != nil {
-				p.Operator = *r.NetworkOperator
-			}
-			idx[r.Domain] = len(m.Points)
-			m.Points = append(m.Points, p)
+		for i := range rows {
+			c.domain(&rows[i])
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.ID, err)
 	}
-	if len(m.Points) == 0 {
-		return nil, fmt.Errorf("snapshot %s (%d domains): %w", s.ID, m.Known, ErrNoPlacedDomains)
+	if len(c.m.Points) == 0 {
+		return nil, fmt.Errorf("snapshot %s (%d domains): %w", s.ID, c.m.Known, ErrNoPlacedDomains)
 	}
 	if words > 0 {
-		if err := loadWords(s, m, idx, words); err != nil {
-			return nil, err
+		err := s.EachLinkWord(func(rows []data.LinkWordRow) error {
+			for i := range rows {
+				c.word(&rows[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.ID, err)
 		}
 	}
-	slices.SortFunc(m.Points, comparePoints)
-	return m, nil
+	return c.finish(), nil
 }
 
-// loadWords keeps the words most used per placed domain (ties by word).
-func loadWords(s *rebuild.Snapshot, m *Map, idx map[string]int, limit int) error {
-	type use struct {
-		word  string
-		sites int64
+// collector builds a Map from rows as they stream by.
+type collector struct {
+	m     *Map
+	idx   map[string]int // domain → index in m.Points
+	limit int            // link words kept per domain
+	uses  map[int][]wordUse
+}
+
+type wordUse struct {
+	word  string
+	sites int64
+}
+
+func newCollector(id string, asOf time.Time, tiers data.TierTable, words int) *collector {
+	if len(tiers) == 0 {
+		tiers = data.DefaultTiers
 	}
-	uses := map[int][]use{}
-	err := s.EachLinkWord(func(rows []data.LinkWordRow) error {
-		for _, r := range rows {
-			if i, ok := idx[r.Domain]; ok {
-				uses[i] = append(uses[i], use{r.Word, r.Sites})
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", s.ID, err)
+	return &collector{
+		m:   &Map{Snapshot: id, AsOf: asOf, Tiers: tiers},
+		idx: map[string]int{}, limit: words, uses: map[int][]wordUse{},
 	}
-	for i, us := range uses {
-		slices.SortFunc(us, func(a, b use) int {
-			if c := cmp.Compare(b.sites, a.sites); c != 0 {
-				return c
+}
+
+func (c *collector) domain(r *data.DomainRow) {
+	c.m.Known++
+	if r.MapX == nil || r.MapY == nil || !finite(*r.MapX) || !finite(*r.MapY) {
+		return
+	}
+	p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier}
+	if r.Rank != nil && *r.Rank > 0 {
+		p.Rank = *r.Rank
+		c.m.MaxRank = max(c.m.MaxRank, p.Rank)
+	}
+	if r.NetworkOperator != nil {
+		p.Operator = *r.NetworkOperator
+	}
+	c.idx[r.Domain] = len(c.m.Points)
+	c.m.Points = append(c.m.Points, p)
+}
+
+func (c *collector) word(r *data.LinkWordRow) {
+	if i, ok := c.idx[r.Domain]; ok {
+		c.uses[i] = append(c.uses[i], wordUse{r.Word, r.Sites})
+	}
+}
+
+// finish keeps the most used words per domain (ties by word) and sorts the
+// points by rank.
+func (c *collector) finish() *Map {
+	for i, us := range c.uses {
+		slices.SortFunc(us, func(a, b wordUse) int {
+			if d := cmp.Compare(b.sites, a.sites); d != 0 {
+				return d
 			}
 			return cmp.Compare(a.word, b.word)
 		})
-		for _, u := range us[:min(limit, len(us))] {
-			m.Points[i].Words = append(m.Points[i].Words, u.word)
+		for _, u := range us[:min(c.limit, len(us))] {
+			c.m.Points[i].Words = append(c.m.Points[i].Words, u.word)
 		}
 	}
-	return nil
+	slices.SortFunc(c.m.Points, comparePoints)
+	return c.m
 }
 
 // comparePoints orders by rank, unranked last, then by name.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/mapview"
 	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/simweb"
 )
@@ -36,7 +38,9 @@ func newDemoCommand() *cobra.Command {
 HTTPS on one port, its own CA), crawls it for real with the crawler's
 every rule (robots.txt, pace, signing, redirects, outcomes) but a small
 --min-delay, rebuilds a ranked snapshot, prints the top domains and a
-DuckDB query to try on the snapshot's Parquet files.
+DuckDB query to try on the snapshot's Parquet files, and ends by drawing
+the map: map.png (a picture) and map.html (a page to explore in a
+browser) in the demo's directory.
 
 Everything goes to a fresh directory (--out, default a new one under the
 system's temporary directory), never to --data-dir: the demo does not
@@ -164,11 +168,30 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	for _, r := range top {
 		fmt.Fprintf(out, "%5d  %-28s %10d %11.6f\n", *r.Rank, r.Domain, r.InDomains, r.Score)
 	}
+	if err := demoMap(out, snap, dir); err != nil {
+		return err
+	}
 	current := filepath.Join(dir, "rebuilds", "current")
 	fmt.Fprintf(out, "\nfinished in %.1fs. Try:\n  duckdb -c \"SELECT domain, rank, in_domains, last_outcome FROM '%s' ORDER BY rank LIMIT 20\"\n",
 		time.Since(start).Seconds(), filepath.Join(current, "domains.parquet"))
 	fmt.Fprintf(out, "  mapthenet --data-dir %s rank --top 20\n", dir)
 	return nil
+}
+
+// demoMap writes the snapshot's map as a picture and a page into the demo's
+// directory and says where. A snapshot with no placed domain is said so,
+// not a failure: the demo's web may be too small for the layout.
+func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
+	fmt.Fprintln(out)
+	err := writeMaps(out, snap, mapOutputs{
+		PNG: filepath.Join(dir, "map.png"), HTML: filepath.Join(dir, "map.html"),
+		Width: 1600, Height: 1200, Color: mapview.ColorTier, Labels: 40,
+	})
+	if errors.Is(err, mapview.ErrNoPlacedDomains) {
+		fmt.Fprintf(out, "map: not drawn: %v\n", err)
+		return nil
+	}
+	return err
 }
 
 // domainsKey and edgesKey find the manifest's count keys, whichever of
