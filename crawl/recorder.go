@@ -23,6 +23,9 @@ type recorder struct {
 	mu     sync.Mutex
 	err    error
 	closed bool
+	// onCommit, when set (before the first add), is told each batch the
+	// store has committed, from the recorder's goroutine.
+	onCommit func([]*data.VisitResult)
 }
 
 const recordBatch = 256
@@ -60,6 +63,9 @@ func (r *recorder) write(batch []*data.VisitResult) {
 	for len(batch) > 0 {
 		err := r.store.RecordVisits(batch)
 		if err == nil {
+			if r.onCommit != nil {
+				r.onCommit(batch)
+			}
 			// Logged only now, after the commit, so that a "visit
 			// recorded" line in the log means the visit is in the store
 			// (the crash test relies on it).

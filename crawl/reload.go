@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -18,13 +19,46 @@ import (
 //
 // A domain is visited once per schedule. When a new schedule lists a
 // domain this run has visited already, the row is trusted only if that
-// visit was handed to the store well before the snapshot was taken (so the
-// snapshot saw it and the row's next_visit accounts for it); otherwise the
-// row predates the visit and is skipped until a later schedule.
+// visit was committed before the snapshot was taken (so the snapshot saw
+// it and the row's next_visit accounts for it); otherwise the row predates
+// the visit and is skipped until a later schedule.
 
-// handOverMargin covers the time between a visit being handed to the
-// recorder and its commit, and the rounding of the snapshot's start.
-const handOverMargin = time.Minute
+// commitMargin absorbs the rounding of the snapshot's start estimate.
+const commitMargin = 10 * time.Millisecond
+
+// commitLog records when each visit of this run was committed; the
+// recorder's goroutine writes it, the loop reads it.
+type commitLog struct {
+	clock interface{ Now() time.Time }
+	mu    sync.Mutex
+	at    map[string]time.Time
+}
+
+func newCommitLog(clock interface{ Now() time.Time }) *commitLog {
+	return &commitLog{clock: clock, at: map[string]time.Time{}}
+}
+
+func (c *commitLog) note(batch []*data.VisitResult) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range batch {
+		c.at[v.Domain] = now
+	}
+}
+
+// before reports whether domain's visit was committed before t, and
+// forgets it when so (the next visit writes it again).
+func (c *commitLog) before(domain string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.at[domain]
+	if ok && at.Before(t) {
+		delete(c.at, domain)
+		return true
+	}
+	return false
+}
 
 // scheduleTarget is where rebuilds/current points ("" when nowhere).
 func scheduleTarget(dataDir string) string {
@@ -84,11 +118,10 @@ func (l *loop) reopen(due []data.ScheduleRow, target string) {
 	if !ok {
 		return
 	}
-	cutoff := taken.Add(-handOverMargin)
+	cutoff := taken.Add(-commitMargin)
 	for _, r := range due {
-		if at, visited := l.handed[r.Domain]; visited && at.Before(cutoff) {
+		if l.started[r.Domain] && l.commits.before(r.Domain, cutoff) {
 			delete(l.started, r.Domain)
-			delete(l.handed, r.Domain)
 		}
 	}
 }

@@ -65,10 +65,11 @@ func TestRunFollowsANewSchedule(t *testing.T) {
 	}
 	writeSnapshot(t, dir, "s1", t0.Add(-time.Hour), []data.ScheduleRow{due("a.test", 2), due("slow.test", 1)})
 
-	store := openStore(t)
-	if err := store.AddDomains([]string{"a.test", "slow.test", "new.test"}, t0, false); err != nil {
+	gs := openStore(t)
+	if err := gs.AddDomains([]string{"a.test", "slow.test", "new.test"}, t0, false); err != nil {
 		t.Fatal(err)
 	}
+	store := &notifyingStore{Store: gs, recorded: make(chan string, 10)}
 	opts := w.options()
 	opts.Clock = fc
 	opts.DataDir = dir
@@ -87,7 +88,10 @@ func TestRunFollowsANewSchedule(t *testing.T) {
 		s, err := Run(ctx, store, opts)
 		done <- result{s, err}
 	}()
-	<-arrived // a.test is done (handed over at t0); slow.test is in flight
+	<-arrived // a.test is done; slow.test is in flight
+	if d := <-store.recorded; d != "a.test" {
+		t.Fatalf("first recorded: %s", d)
+	} // a.test is committed at t0
 	// A rebuild two minutes on saw a.test's visit, not slow.test's (it
 	// ends after the snapshot).
 	writeSnapshot(t, dir, "s2", t0.Add(2*time.Minute+2*time.Second),
@@ -115,6 +119,20 @@ func TestRunFollowsANewSchedule(t *testing.T) {
 	if got := gathered(t, reg)["mapthenet_crawl_schedule_loads_total"]; got != 2 {
 		t.Errorf("schedules loaded: %v", got)
 	}
+}
+
+// notifyingStore tells which visits it has recorded.
+type notifyingStore struct {
+	Store
+	recorded chan string
+}
+
+func (s *notifyingStore) RecordVisits(vs []*data.VisitResult) error {
+	err := s.Store.RecordVisits(vs)
+	for _, v := range vs {
+		s.recorded <- v.Domain
+	}
+	return err
 }
 
 func TestSnapshotTaken(t *testing.T) {

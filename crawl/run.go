@@ -102,7 +102,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 
 	l := &loop{c: c, o: o, store: store, stats: &stats, exclude: exclude,
 		started: map[string]bool{}, inDomains: map[string]int{},
-		asOf: asOf, start: start, checked: start, handed: map[string]time.Time{}}
+		asOf: asOf, start: start, checked: start, commits: newCommitLog(o.Clock)}
 	if err := l.loadSchedule(asOf); err != nil {
 		return stats, err
 	}
@@ -151,10 +151,10 @@ type loop struct {
 	nStarted  int
 
 	// Following the schedule (reload.go).
-	asOf, start time.Time            // as-of time and clock time at the start
-	schedule    string               // where rebuilds/current pointed when read
-	checked     time.Time            // clock time of the last look at it
-	handed      map[string]time.Time // when each visit of this run went to the recorder
+	asOf, start time.Time  // as-of time and clock time at the start
+	schedule    string     // where rebuilds/current pointed when read
+	checked     time.Time  // clock time of the last look at it
+	commits     *commitLog // when each visit of this run was committed
 }
 
 type job struct {
@@ -217,6 +217,7 @@ func (l *loop) ok(domain string, onlyNew bool) bool {
 func (l *loop) run(ctx context.Context) error {
 	results := make(chan done)
 	rec := newRecorder(l.store, l.o.Logger)
+	rec.onCommit = l.commits.note
 	defer rec.close()
 	// Nothing is in flight once run returns.
 	defer func() { l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), 0) }()
@@ -307,7 +308,6 @@ func (l *loop) finish(d done, rec *recorder) {
 	}
 	r := d.res
 	rec.add(r)
-	l.handed[r.Domain] = l.o.Clock.Now()
 	l.o.Metrics.visited(r)
 	l.stats.Visits++
 	l.stats.Pages += r.Pages

@@ -40,6 +40,8 @@ type crawlFlags struct {
 	SitesInFlight int
 	MaxConns      int
 	Platforms     []string
+	MetricsAddr   string
+	Recheck       time.Duration
 	AgentURL      string
 	AgentForm     string
 }
@@ -62,13 +64,18 @@ in <data-dir>/keys/ and says so: publish its key directory (mapthenet keys
 directory) before crawling the real web.
 
 Without --until-idle, crawl keeps running and looks for newly due domains
-every minute, and for a new rebuilds/current schedule (a rebuild run from
+every minute (--recheck), and for a new rebuilds/current schedule (a rebuild run from
 cron meanwhile runs inside this process: see rebuild --help). Stop it with
 Ctrl-C or SIGTERM: visits in flight are dropped whole, never recorded
 half-done, every finished visit is written, and crawl exits 0.
 
 Only one crawl may use a data directory: a second one exits with status 3
-and names the first's pid.`,
+and names the first's pid.
+
+--metrics-addr serves Prometheus metrics (mapthenet_crawl_requests_total
+by status class, visits_total by outcome, robots_total by result,
+bytes_read_total, pages_total, domains_due, domains_waiting,
+sites_in_flight, and the Go and process collectors) at /metrics.`,
 		Example: `  # first crawl from the shipped seed list, until nothing is due
   mapthenet crawl --seeds data/seeds/default.txt --until-idle
 
@@ -102,6 +109,8 @@ and names the first's pid.`,
 	f.StringVar(&fl.AgentURL, "signature-agent", webbotauth.DefaultAgentURL, "URL of our published key directory, sent as Signature-Agent")
 	f.StringVar(&fl.AgentForm, "signature-agent-form", "dictionary", "how Signature-Agent is sent: dictionary (latest draft) or string (quoted URL, as in Cloudflare's guide)")
 	f.StringArrayVar(&fl.Platforms, "platform", nil, "SUFFIX=DELAY: sites under SUFFIX share one pace (repeatable; default neocities.org=2s)")
+	f.DurationVar(&fl.Recheck, "recheck", time.Minute, "how often a running crawl looks for a new rebuilds/current schedule and for newly due domains")
+	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	addNowFlag(cmd)
 	return cmd
 }
@@ -135,6 +144,15 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	// While the crawl holds the store, a rebuild (from cron) asks it over
 	// <data-dir>/crawl.sock to run in this process, on a consistent view of
 	// the store, while the crawl goes on.
+	if fl.MetricsAddr != "" {
+		reg, m := crawl.NewRegistry()
+		ms, err := crawl.ServeMetrics(fl.MetricsAddr, reg, global.logger)
+		if err != nil {
+			return usagef("--metrics-addr %s: %v", fl.MetricsAddr, err)
+		}
+		defer ms.Close()
+		opts.Metrics = m
+	}
 	srv, err := serveControl(store, global.DataDir, global.logger)
 	if err != nil {
 		global.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
@@ -207,6 +225,7 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		MinInDomains:  fl.MinInDomains,
 		SitesInFlight: fl.SitesInFlight,
 		MaxConns:      fl.MaxConns,
+		IdleRecheck:   fl.Recheck,
 		Logger:        global.logger,
 	}
 	form, err := webbotauth.ParseAgentForm(fl.AgentForm)
@@ -217,7 +236,7 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
 	}
 	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
-	if fl.MinDelay < 0 || fl.IPDelay < 0 || fl.MaxDuration < 0 || fl.MaxSites < 0 {
+	if fl.MinDelay < 0 || fl.IPDelay < 0 || fl.MaxDuration < 0 || fl.MaxSites < 0 || fl.Recheck < 0 {
 		return o, usagef("durations and counts must not be negative")
 	}
 	for _, s := range fl.ConnectTo {
