@@ -42,7 +42,7 @@ type Params struct {
 // gravity 1, theta 1.2) with iteration counts that fit a layout of 200,000
 // nodes in well under a minute on two cores.
 var DefaultParams = Params{
-	Iterations:     200,
+	Iterations:     150,
 	WarmIterations: 50,
 	WarmSpeed:      0.05,
 	Theta:          1.2,
@@ -296,12 +296,19 @@ func (s *sim) step() {
 	linlog := s.p.LinLog
 	// Bodies are visited in the tree's order, so that neighbours in the
 	// plane, whose traversals open the same cells, follow each other.
+	clear(s.force)
+	leaves := s.tree.leaves
+	forChunks(len(leaves), s.p.Workers, func(_, lo, hi int) {
+		for _, l := range leaves[lo:hi] {
+			s.tree.leafRepulsion(l, kr, theta2, s.force)
+		}
+	})
 	perm := s.tree.perm
 	forChunks(n, s.p.Workers, func(c, lo, hi int) {
 		var swing, traction float64
 		for _, i := range perm[lo:hi] {
 			xi, yi, mi := s.pos[i].x, s.pos[i].y, s.mass[i]
-			fx, fy := s.tree.repulsion(i, xi, yi, mi, kr, theta2)
+			fx, fy := s.force[i].x, s.force[i].y
 			// Attraction along edges: d (or log(1+d)) toward each neighbour.
 			for _, j := range s.g.Neighbours(int(i)) {
 				dx, dy := s.pos[j].x-xi, s.pos[j].y-yi

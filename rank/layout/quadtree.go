@@ -14,6 +14,7 @@ import "math"
 type quadtree struct {
 	cells  []cell
 	perm   []int32 // body order: leaves own contiguous runs
+	leaves []int32 // the leaf cells, in depth-first order
 	tmp    []int32 // scratch for partitioning
 	bodies []body  // in body order
 }
@@ -37,14 +38,14 @@ type cell struct {
 }
 
 const (
-	leafBodies = 8  // a cell with this many bodies or fewer is a leaf
+	leafBodies = 16 // a cell with this many bodies or fewer is a leaf
 	maxDepth   = 48 // deeper cells are leaves whatever they hold (points at one spot)
 )
 
 // build makes the tree of points pos[i] with masses m[i].
 func (t *quadtree) build(pos []vec, m []float64) {
 	n := len(pos)
-	t.cells = t.cells[:0]
+	t.cells, t.leaves = t.cells[:0], t.leaves[:0]
 	if cap(t.perm) < n {
 		t.perm = make([]int32, n)
 		t.tmp = make([]int32, n)
@@ -84,6 +85,7 @@ func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side floa
 		c.x, c.y, c.mass = sx/sm, sy/sm, sm
 		c.lo, c.hi = lo, hi
 		c.next = int32(len(t.cells))
+		t.leaves = append(t.leaves, int32(idx))
 		return
 	}
 	// Counting sort of the bodies into the four quadrants (stable, so
@@ -140,39 +142,79 @@ func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side floa
 	c.next = int32(len(t.cells))
 }
 
-// repulsion is the force on body i (at x, y with mass m) from every other
-// body: each pushes it away with k·m·m'/d (ForceAtlas2's repulsion), a
-// cell whose side is below theta times its distance counting as one body
-// at its centre of mass. A cell that holds the point itself is always
-// opened, so that no body ever pushes itself.
-func (t *quadtree) repulsion(i int32, x, y, m, k, theta2 float64) (fx, fy float64) {
+// leafRepulsion adds the repulsion on every body of leaf cell l to
+// out[body] (which must start at zero). Each body is pushed away from
+// every other with k·m·m'/d (ForceAtlas2's repulsion). The tree is
+// walked once for the whole leaf, a cell counting as one body when its
+// side is below theta times its distance to the nearest point of the
+// leaf's square, so that the approximation holds for every body in the
+// leaf. The leaf's ancestors are always opened (in depth-first order they
+// are the cells j < l whose subtree reaches past l), so that no body
+// pushes itself. Bodies within one leaf push each other exactly.
+func (t *quadtree) leafRepulsion(l int32, k, theta2 float64, out []vec) {
 	cells := t.cells
+	leaf := &cells[l]
+	own := t.bodies[leaf.lo:leaf.hi]
+	lx0, ly0, lx1, ly1 := leaf.x0, leaf.y0, leaf.x0+leaf.side, leaf.y0+leaf.side
+	for a := range own {
+		p := &own[a]
+		var fx, fy float64
+		for b := range own {
+			q := &own[b]
+			ex, ey := p.x-q.x, p.y-q.y
+			if e2 := ex*ex + ey*ey; e2 > 0 {
+				f := k * p.m * q.m / e2
+				fx += ex * f
+				fy += ey * f
+			}
+		}
+		out[p.i].x += fx
+		out[p.i].y += fy
+	}
 	for j := int32(0); j < int32(len(cells)); {
 		c := &cells[j]
-		dx, dy := x-c.x, y-c.y
-		d2 := dx*dx + dy*dy
-		inside := x >= c.x0 && x-c.x0 < c.side && y >= c.y0 && y-c.y0 < c.side
-		if !inside && c.side*c.side < theta2*d2 {
-			f := k * m * c.mass / d2
-			fx += dx * f
-			fy += dy * f
+		if j == l {
+			j = c.next
+			continue
+		}
+		if j < l && l < c.next { // an ancestor
+			j++
+			continue
+		}
+		dx := max(lx0-c.x, 0, c.x-lx1)
+		dy := max(ly0-c.y, 0, c.y-ly1)
+		if d2 := dx*dx + dy*dy; c.side*c.side < theta2*d2 {
+			km := k * c.mass
+			for a := range own {
+				p := &own[a]
+				ex, ey := p.x-c.x, p.y-c.y
+				f := km * p.m / (ex*ex + ey*ey)
+				out[p.i].x += ex * f
+				out[p.i].y += ey * f
+			}
 			j = c.next
 			continue
 		}
 		if c.lo != c.hi {
-			for _, b := range t.bodies[c.lo:c.hi] {
-				ex, ey := x-b.x, y-b.y
-				e2 := ex*ex + ey*ey
-				if e2 > 0 && b.i != i {
-					f := k * m * b.m / e2
-					fx += ex * f
-					fy += ey * f
+			other := t.bodies[c.lo:c.hi]
+			for a := range own {
+				p := &own[a]
+				var fx, fy float64
+				for b := range other {
+					q := &other[b]
+					ex, ey := p.x-q.x, p.y-q.y
+					if e2 := ex*ex + ey*ey; e2 > 0 {
+						f := k * p.m * q.m / e2
+						fx += ex * f
+						fy += ey * f
+					}
 				}
+				out[p.i].x += fx
+				out[p.i].y += fy
 			}
 			j = c.next
 			continue
 		}
 		j++
 	}
-	return fx, fy
 }
