@@ -85,7 +85,7 @@ func (l *loop) loadSchedule(asOf time.Time) error {
 	if err != nil {
 		return err
 	}
-	if target != l.schedule && l.schedule != "" {
+	if target != l.schedule && target != "" {
 		l.reopen(due, target)
 	}
 	l.schedule = target
