@@ -120,6 +120,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		if err := checkFree(dir, minFree(opts)); err != nil {
 			return nil, err
 		}
+		if err := removeTornFiles(dir, log); err != nil {
+			return nil, fmt.Errorf("graph: open store at %s: %w", dir, err)
+		}
 	}
 	db, err := badger.Open(bo)
 	if err != nil {
@@ -127,7 +130,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, fmt.Errorf("%w: another process (a running crawl?) holds the store at %s", ErrLocked, dir)
 		}
-		return nil, fmt.Errorf("graph: open store at %s: %w", dir, err)
+		return nil, fmt.Errorf("graph: open store at %s: %w%s", dir, err, uncleanHint(err, opts.ReadOnly))
 	}
 	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}, minFree: minFree(opts)}
 	switch {
