@@ -34,6 +34,33 @@ func TestOps(t *testing.T) {
 	}
 	t.Run("graceful stop", func(t *testing.T) { testGracefulStop(t, bin) })
 	t.Run("rebuild while crawling", func(t *testing.T) { testRebuildWhileCrawling(t, bin) })
+	t.Run("after kill -9", func(t *testing.T) { testAfterKill(t, bin) })
+}
+
+// A crawl killed with -9 leaves its owner file and socket behind: neither
+// blocks the next rebuild or crawl (Badger's lock and the rebuild lock die
+// with the process).
+func testAfterKill(t *testing.T, bin string) {
+	w, dir := opsWeb(t, 8, 200*time.Millisecond)
+	p := startOps(t, bin, dir, opsCrawlArgs(w, dir, "--max-sites-in-flight", "2")...)
+	p.waitFor(t, "a recorded visit", 30*time.Second, func() bool { return len(p.logged("visit recorded")) >= 1 })
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != -1 {
+		t.Logf("killed crawl exit code %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, control.StoreOwnerName)); err != nil {
+		t.Logf("no stale owner file to test with: %v", err)
+	}
+	out, err := exec.Command(bin, "--data-dir", dir, "rebuild", "--now", "2026-12-02T06:00:00Z").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rebuild after kill -9: %v\n%s", err, out)
+	}
+	args := append([]string{"--data-dir", dir}, opsCrawlArgs(w, dir, "--until-idle", "--max-sites", "1")...)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("crawl after kill -9: %v\n%s", err, out)
+	}
 }
 
 // opsWeb is a web of slow sites (every answer waits), so that a crawl is

@@ -131,8 +131,8 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			// Badger's lock decided; the owner file only names the holder.
-			return busyError{fmt.Errorf("data dir %s is in use by %s: one crawl at a time (%w)",
-				global.DataDir, control.ReadOwner(ownerPath), err)}
+			return busyError{fmt.Errorf("data dir %s is in use by %s: one crawl at a time",
+				global.DataDir, control.ReadOwner(ownerPath))}
 		}
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/control"
+	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rebuild"
 )
 
 // While a crawl holds the store, rebuild runs inside it over crawl.sock and
@@ -108,5 +111,43 @@ func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
 	want := "data dir " + dir + " is in use by mapthenet crawl (pid " + strconv.Itoa(os.Getpid()) + ", started "
 	if code != exitBusy || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
+	}
+}
+
+// rebuild logs one line per stage (seconds and rows), as JSON with
+// --log-format json, and the manifest holds the same stages.
+func TestRebuildStageLog(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	code, _, errOut := runIn(t, dir, "--log-format", "json", "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	logged := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON log line: %q", line)
+		}
+		if m["msg"] == "rebuild stage done" {
+			_, secs := m["seconds"].(float64)
+			_, rows := m["rows"].(float64)
+			if !secs || !rows {
+				t.Errorf("stage line without seconds or rows: %q", line)
+			}
+			logged[m["stage"].(string)] = true
+		}
+	}
+	m, err := rebuild.ReadManifest(filepath.Join(dir, "rebuilds", "current", data.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Stages) < 5 {
+		t.Errorf("manifest stages: %+v", m.Stages)
+	}
+	for _, s := range m.Stages {
+		if !logged[s.Stage] {
+			t.Errorf("stage %s in the manifest but not logged", s.Stage)
+		}
 	}
 }
