@@ -79,8 +79,24 @@ func (m *Map) colors(by ColorBy) coloring {
 	return c
 }
 
+// tiers gives each tier present among the points its colour, with its rank
+// range and count; a tier number the table lacks counts as the last tier.
 func (c *coloring) tiers(m *Map) {
+	row := make([]int, len(m.Points)) // index into m.Tiers
+	counts := make([]int, len(m.Tiers))
+	for i, p := range m.Points {
+		t := int(p.Tier) - 1
+		if t < 0 || t >= len(m.Tiers) {
+			t = len(m.Tiers) - 1
+		}
+		row[i] = t
+		counts[t]++
+	}
+	entry := make([]uint8, len(m.Tiers))
 	for i, t := range m.Tiers {
+		if counts[i] == 0 {
+			continue
+		}
 		var label string
 		switch {
 		case t.MaxRank == 0:
@@ -90,14 +106,15 @@ func (c *coloring) tiers(m *Map) {
 		default:
 			label = fmt.Sprintf("tier %d: rank %s–%s", t.Number, shortCount(prevMax(m.Tiers, i)), shortCount(t.MaxRank))
 		}
-		c.Legend = append(c.Legend, LegendEntry{Label: label, Color: tierPalette[min(i, len(tierPalette)-1)]})
-	}
-	for i, p := range m.Points {
-		t := int(p.Tier) - 1
-		if t < 0 || t >= len(c.Legend) || t > 255 {
-			t = len(c.Legend) - 1
+		// Tier tables have a handful of rows; past 256 present ones, the
+		// rest share the last entry.
+		entry[i] = uint8(min(len(c.Legend), 255))
+		if len(c.Legend) < 256 {
+			c.Legend = append(c.Legend, LegendEntry{Label: fmt.Sprintf("%s (%d)", label, counts[i]), Color: tierPalette[min(i, len(tierPalette)-1)]})
 		}
-		c.Index[i] = uint8(t)
+	}
+	for i := range m.Points {
+		c.Index[i] = entry[row[i]]
 	}
 }
 

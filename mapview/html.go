@@ -19,9 +19,17 @@ var pageTemplate string
 
 var page = template.Must(template.New("page").Parse(pageTemplate))
 
+// DefaultHTMLPoints is how many points a page holds unless told otherwise:
+// the best ranked. A browser parses and draws half a million points in well
+// under a second; tens of millions would make a page of gigabytes.
+const DefaultHTMLPoints = 500_000
+
 // HTMLOptions shape the page.
 type HTMLOptions struct {
 	Color ColorBy // "" means tier
+	// MaxPoints keeps only the best-ranked points when there are more;
+	// 0 keeps all.
+	MaxPoints int
 }
 
 // pageData is the JSON document the page's script reads from its
@@ -33,6 +41,7 @@ type pageData struct {
 	Snapshot string       `json:"snapshot"`
 	AsOf     time.Time    `json:"as_of"`
 	Known    int64        `json:"known"`
+	Placed   int          `json:"placed"` // placed in the snapshot; more than len(Names) when cut to MaxPoints
 	ColorBy  ColorBy      `json:"color_by"`
 	Legend   []legendJSON `json:"legend"`
 	MaxRank  int64        `json:"max_rank"`
@@ -65,7 +74,15 @@ func WriteHTML(w io.Writer, m *Map, o HTMLOptions) error {
 	if len(m.Points) == 0 {
 		return ErrNoPlacedDomains
 	}
-	raw, err := json.Marshal(newPageData(m, m.colors(o.Color)))
+	placed := len(m.Points)
+	if o.MaxPoints > 0 && placed > o.MaxPoints {
+		cut := *m // MaxRank stays the whole map's, so sizes do not change
+		cut.Points = m.Points[:o.MaxPoints]
+		m = &cut
+	}
+	d := newPageData(m, m.colors(o.Color))
+	d.Placed = placed
+	raw, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encoding the page's data: %w", err)
 	}

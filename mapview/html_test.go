@@ -91,6 +91,21 @@ func TestWriteHTMLData(t *testing.T) {
 	}
 }
 
+func TestWriteHTMLMaxPoints(t *testing.T) {
+	var buf bytes.Buffer
+	m := tinyMap()
+	if err := WriteHTML(&buf, m, HTMLOptions{MaxPoints: 2}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := pageDataOf(t, buf.String())
+	if len(d.Names) != 2 || d.Names[1] != "b.example" || d.Placed != 3 || d.MaxRank != 2 {
+		t.Errorf("cut page: names %q, placed %d, max rank %d", d.Names, d.Placed, d.MaxRank)
+	}
+	if len(m.Points) != 3 {
+		t.Error("cutting the page changed the map")
+	}
+}
+
 func TestWriteHTMLNoPoints(t *testing.T) {
 	if err := WriteHTML(&bytes.Buffer{}, &Map{}, HTMLOptions{}); err != ErrNoPlacedDomains {
 		t.Errorf("got %v", err)

@@ -185,7 +185,7 @@ func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
 	fmt.Fprintln(out)
 	err := writeMaps(out, snap, mapOutputs{
 		PNG: filepath.Join(dir, "map.png"), HTML: filepath.Join(dir, "map.html"),
-		Width: 1600, Height: 1200, Color: mapview.ColorTier, Labels: 40,
+		Width: 1600, Height: 1200, Color: mapview.ColorTier, Labels: 40, Points: mapview.DefaultHTMLPoints,
 	})
 	if errors.Is(err, mapview.ErrNoPlacedDomains) {
 		fmt.Fprintf(out, "map: not drawn: %v\n", err)

@@ -18,6 +18,7 @@ type mapFlags struct {
 	Height   int
 	Color    string
 	Labels   int
+	Points   int
 }
 
 func newMapCommand() *cobra.Command {
@@ -37,7 +38,9 @@ date.
 --html FILE writes one self-contained page (it needs no network: the
 points are inside it) to explore the map in a browser: drag to pan, wheel
 or double-click to zoom, hover a point for its domain, rank, tier and link
-words, and type a domain (or a URL) in the search box to fly to it.
+words, and type a domain (or a URL) in the search box to fly to it. The
+page holds the best-ranked --html-points domains (default 500,000: a
+browser loads them in about a second; 0 means all).
 
 Give --png, --html or both. Files are written whole or not at all (a
 temporary file renamed into place), so a web server may serve them while
@@ -59,6 +62,7 @@ map runs from cron.`,
 	f.IntVar(&fl.Height, "height", 1200, "picture height in pixels (--png)")
 	f.StringVar(&fl.Color, "color", "tier", "what colour shows: tier, tld or operator")
 	f.IntVar(&fl.Labels, "labels", 40, "label up to N of the top domains in the picture, where they fit (--png)")
+	f.IntVar(&fl.Points, "html-points", mapview.DefaultHTMLPoints, "the page holds at most N domains, the best ranked; 0: all (--html)")
 	return cmd
 }
 
@@ -73,6 +77,9 @@ func runMap(w io.Writer, fl mapFlags) error {
 	if fl.Labels < 0 {
 		return usagef("--labels %d: want 0 or more", fl.Labels)
 	}
+	if fl.Points < 0 {
+		return usagef("--html-points %d: want 0 (all) or more", fl.Points)
+	}
 	if fl.PNG != "" {
 		if err := mapview.CheckSize(fl.Width, fl.Height); err != nil {
 			return usagef("--width/--height: %v", err)
@@ -82,7 +89,7 @@ func runMap(w io.Writer, fl mapFlags) error {
 	if err != nil {
 		return err
 	}
-	return writeMaps(w, s, mapOutputs{PNG: fl.PNG, HTML: fl.HTML, Width: fl.Width, Height: fl.Height, Color: color, Labels: fl.Labels})
+	return writeMaps(w, s, mapOutputs{PNG: fl.PNG, HTML: fl.HTML, Width: fl.Width, Height: fl.Height, Color: color, Labels: fl.Labels, Points: fl.Points})
 }
 
 // mapOutputs is what writeMaps draws; demo uses it too.
@@ -91,6 +98,7 @@ type mapOutputs struct {
 	Width, Height int
 	Color         mapview.ColorBy
 	Labels        int
+	Points        int // the page's at most; 0: all
 }
 
 // writeMaps loads the snapshot's map once and writes each output asked for.
@@ -110,12 +118,16 @@ func writeMaps(w io.Writer, s *rebuild.Snapshot, o mapOutputs) error {
 	}
 	if o.HTML != "" {
 		err := mapview.WriteFile(o.HTML, func(f io.Writer) error {
-			return mapview.WriteHTML(f, m, mapview.HTMLOptions{Color: o.Color})
+			return mapview.WriteHTML(f, m, mapview.HTMLOptions{Color: o.Color, MaxPoints: o.Points})
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "wrote %s: page of %d placed domains (snapshot %s); open it in a browser\n", o.HTML, len(m.Points), s.ID)
+		what := fmt.Sprintf("%d placed domains", len(m.Points))
+		if o.Points > 0 && len(m.Points) > o.Points {
+			what = fmt.Sprintf("the top %d of %d placed domains", o.Points, len(m.Points))
+		}
+		fmt.Fprintf(w, "wrote %s: page of %s (snapshot %s); open it in a browser\n", o.HTML, what, s.ID)
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func TestMapCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"wrote " + pngPath + ": 640×480 picture of 4 placed domains", "wrote " + htmlPath} {
+	for _, want := range []string{"wrote " + pngPath + ": 640×480 picture of 4 placed domains", "wrote " + htmlPath + ": page of 4 placed domains"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -80,6 +80,20 @@ func TestMapCommand(t *testing.T) {
 	}
 }
 
+func TestMapCommandHTMLPoints(t *testing.T) {
+	dir := t.TempDir()
+	writeMapSnapshot(t, dir, placedRows(true))
+	htmlPath := filepath.Join(dir, "top.html")
+	code, out, errOut := runIn(t, dir, "map", "--html", htmlPath, "--html-points", "2")
+	if code != 0 || !strings.Contains(out, "page of the top 2 of 4 placed domains") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	page, _ := os.ReadFile(htmlPath)
+	if !strings.Contains(string(page), `"b.example"`) || strings.Contains(string(page), `"c.example"`) {
+		t.Error("the page does not hold exactly the top 2")
+	}
+}
+
 func TestMapCommandErrors(t *testing.T) {
 	empty := t.TempDir()
 	unplaced := t.TempDir()
@@ -95,6 +109,7 @@ func TestMapCommandErrors(t *testing.T) {
 		{"no output", empty, []string{"map"}, exitUsage, "give --png FILE, --html FILE or both"},
 		{"bad colour", empty, []string{"map", "--png", out(empty), "--color", "rank"}, exitUsage, "want tier, tld or operator"},
 		{"too small", empty, []string{"map", "--png", out(empty), "--width", "10"}, exitUsage, "each side must be"},
+		{"negative points", empty, []string{"map", "--html", out(empty), "--html-points", "-5"}, exitUsage, "--html-points -5"},
 		{"negative labels", empty, []string{"map", "--png", out(empty), "--labels", "-1"}, exitUsage, "--labels -1"},
 		{"argument", empty, []string{"map", "--png", out(empty), "extra"}, exitUsage, "unknown command"},
 		{"no snapshot", empty, []string{"map", "--png", out(empty)}, exitFailure, "no snapshot yet"},
