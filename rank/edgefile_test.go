@@ -196,7 +196,21 @@ func TestRankEdgeFileInputs(t *testing.T) {
 		Src   []byte `parquet:"src"`
 	}
 	type snapshotRow = data.EdgeRow
+	type optionalRow struct {
+		Src      *string `parquet:"src,optional"`
+		Dst      *string `parquet:"dst,optional"`
+		Nofollow *bool   `parquet:"nofollow,optional"`
+	}
+	str := func(s string) *string { return &s }
+	yes, no := true, false
 	cases := map[string]func(path string){
+		// Nullable columns without a null name; a null nofollow is false.
+		"optional columns, null nofollow": func(p string) {
+			writeParquet(t, p, []optionalRow{
+				{str("a.com"), str("b.com"), nil}, {str("b.com"), str("a.com"), &no},
+				{str("c.com"), str("a.com"), nil}, {str("a.com"), str("c.com"), &yes},
+			}, 0)
+		},
 		"dictionary": func(p string) {
 			writeParquet(t, p, []dictRow{{"a.com", "b.com"}, {"b.com", "a.com"}, {"c.com", "a.com"}}, 0)
 		},
