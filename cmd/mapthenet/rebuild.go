@@ -213,6 +213,11 @@ func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, err
 	case err != nil:
 		return nil, err
 	}
+	// The stages were logged by the crawl; say them here too, so that the
+	// cron job's own log has them.
+	for _, st := range m.Stages {
+		global.logger.Info("rebuild stage done", "stage", st.Stage, "rows", st.Rows, "seconds", st.Seconds, "ran_in", holder.String())
+	}
 	return &m, nil
 }
 

@@ -159,3 +159,22 @@ func TestLockAndOwner(t *testing.T) {
 		t.Errorf("temporary files left: %v", entries)
 	}
 }
+
+// ReadOwner reads whatever a file holds without failing or panicking.
+func FuzzReadOwner(f *testing.F) {
+	f.Add([]byte(`{"pid":1234,"command":"mapthenet crawl","started":"2026-12-02T23:00:00Z"}`))
+	f.Add([]byte(`{"pid":-5}`))
+	f.Add([]byte(`{"pid":"x"`))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "owner")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := ReadOwner(p)
+		if s := o.String(); s == "" {
+			t.Errorf("empty description of %+v", o)
+		}
+	})
+}
