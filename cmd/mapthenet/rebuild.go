@@ -59,9 +59,10 @@ Safe to run from cron while a crawl runs. The crawl holds the store (one
 process at a time may open it), so rebuild then asks the crawl, over
 <data-dir>/crawl.sock, to run the rebuild inside its process: it reads one
 consistent view of the store (a visit is wholly in it or wholly out), the
-crawl goes on meanwhile and picks the new schedule up within a minute.
-The summary is printed here as for a local rebuild; the stage logs go to
-the crawl's log. Stopping this command (Ctrl-C) stops that rebuild.
+crawl goes on meanwhile and picks the new schedule up within a minute
+(its --recheck). The summary is printed here as for a local rebuild, and
+the stages are logged in both logs. Stopping this command (Ctrl-C) stops
+that rebuild.
 
 Exit status 3 (busy), never waiting: another rebuild is running (it holds
 <data-dir>/rebuild.lock; the message names its pid), or another process
