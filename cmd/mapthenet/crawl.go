@@ -166,7 +166,11 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	if srv != nil {
-		srv.Close() // stops a rebuild in progress before the store closes
+		// Before the store closes: a crawl that ended on its own
+		// (--until-idle, --max-duration, --max-sites) lets a rebuild it
+		// runs for cron finish; after SIGINT/SIGTERM (the context is done)
+		// that rebuild is cancelled.
+		srv.Shutdown(cmd.Context())
 	}
 	return store.Close()
 }

@@ -27,6 +27,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // SocketName is the socket's file name under the data directory.
@@ -75,6 +76,7 @@ type Server struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	active   atomic.Int32 // handlers running
 }
 
 // Serve listens on path. A socket file left by a crawl that died is
@@ -150,7 +152,9 @@ func (s *Server) serve(c net.Conn) {
 		resp.Error = fmt.Sprintf("unknown command %q", req.Command)
 	} else {
 		s.log.Info("control request", "command", req.Command)
+		s.active.Add(1)
 		result, err := h(ctx, req.Args)
+		s.active.Add(-1)
 		if err != nil {
 			resp.Error = err.Error()
 			if errors.Is(err, ErrBusy) {
@@ -172,8 +176,35 @@ func (s *Server) serve(c net.Conn) {
 func (s *Server) Close() error {
 	s.cancel()
 	err := s.ln.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // Shutdown closed it
+	}
 	s.wg.Wait()
 	os.Remove(s.path)
+	return err
+}
+
+// Shutdown stops taking requests and lets the running ones finish (a
+// crawl that ends on its own lets a rebuild it runs for cron complete),
+// until ctx ends; then it closes the server, cancelling what still runs.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return errors.Join(err, s.Close())
+	}
+	if n := s.active.Load(); n > 0 {
+		s.log.Info("waiting for control commands in progress", "commands", n)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	err := s.Close()
+	<-done
 	return err
 }
 
@@ -201,7 +232,7 @@ func Call(ctx context.Context, path, command string, args, result any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("control: no answer from the crawl: %w", err)
+		return fmt.Errorf("control: the crawl closed the connection without an answer (is it stopping?): %w", err)
 	}
 	var resp response
 	if err := json.Unmarshal(line, &resp); err != nil {

@@ -178,3 +178,56 @@ func FuzzReadOwner(f *testing.F) {
 		}
 	})
 }
+
+// Shutdown lets a running command finish; a second Shutdown-cancelled one
+// stops when its context ends.
+func TestShutdown(t *testing.T) {
+	for _, cancelFirst := range []bool{false, true} {
+		path := sockPath(t)
+		started, finish := make(chan struct{}), make(chan struct{})
+		s, err := Serve(path, map[string]Handler{
+			"work": func(ctx context.Context, args json.RawMessage) (any, error) {
+				close(started)
+				select {
+				case <-finish:
+					return "finished", nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := make(chan string, 1)
+		go func() {
+			var out string
+			if err := Call(context.Background(), path, "work", nil, &out); err != nil {
+				out = err.Error()
+			}
+			res <- out
+		}()
+		<-started
+		ctx, cancel := context.WithCancel(context.Background())
+		shut := make(chan error, 1)
+		go func() { shut <- s.Shutdown(ctx) }()
+		if cancelFirst {
+			cancel()
+		} else {
+			close(finish)
+		}
+		if err := <-shut; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		got := <-res
+		cancel()
+		// Cancelled, the caller hears either the handler's error or the
+		// connection closing.
+		if (got == "finished") != !cancelFirst {
+			t.Errorf("cancelFirst=%v: got %q", cancelFirst, got)
+		}
+		if err := Call(context.Background(), path, "work", nil, nil); !errors.Is(err, ErrNoServer) {
+			t.Errorf("after shutdown: %v", err)
+		}
+	}
+}
