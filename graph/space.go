@@ -59,8 +59,8 @@ func checkFree(dir string, min int64) error {
 		return nil
 	}
 	if free < min {
-		return fmt.Errorf("%w: %s free on the disk of %s, and the store needs %s free to write safely: "+
-			"free some space or move the data directory", ErrDiskFull, humanize.IBytes(uint64(free)), dir, humanize.IBytes(uint64(min)))
+		return fmt.Errorf("%w: %s (%d bytes) free on the disk of %s, and the store needs %s (%d bytes) free to write safely: "+
+			"free some space or move the data directory", ErrDiskFull, humanize.IBytes(uint64(free)), free, dir, humanize.IBytes(uint64(min)), min)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestDiskFull(t *testing.T) {
 	if !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("Open with 10 MiB free: %v, want ErrDiskFull", err)
 	}
-	for _, want := range []string{"10 MiB free", "256 MiB", dir, "free some space"} {
+	for _, want := range []string{"10 MiB (10485760 bytes) free", "256 MiB (268435456 bytes)", dir, "free some space"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
