@@ -131,8 +131,12 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			// Badger's lock decided; the owner file only names the holder.
-			return busyError{fmt.Errorf("data dir %s is in use by %s: one crawl at a time",
-				global.DataDir, control.ReadOwner(ownerPath))}
+			holder := control.ReadOwner(ownerPath)
+			why := "one crawl at a time"
+			if holder.Command != "mapthenet crawl" {
+				why = "try again when it has finished"
+			}
+			return busyError{fmt.Errorf("data dir %s is in use by %s: %s", global.DataDir, holder, why)}
 		}
 		return err
 	}
