@@ -175,6 +175,18 @@ func (d *dec) str() string {
 	return s
 }
 
+// bytes reads a string's bytes, a view into the value.
+func (d *dec) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
+}
+
 func (d *dec) skipStr() {
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
@@ -358,6 +370,47 @@ func decodeAdj(src uint32, b []byte, out []edge) ([]edge, error) {
 // decodeAdjWords is decodeAdj, skipping the words unless words is set: a
 // complete visit replaces them and needs only the old first_seen.
 func decodeAdjWords(src uint32, b []byte, out []edge, words bool) ([]edge, error) {
+	return decodeAdjCached(src, b, out, words, nil)
+}
+
+// wordCache makes the words of the edges a snapshot streams share their
+// strings and take their slices from large blocks: link words repeat
+// endlessly ("home", "news"), and a string and a slice allocated per edge
+// were most of the allocations of streaming ten million edges.
+type wordCache struct {
+	m     map[string]string
+	block []string
+}
+
+// maxCachedWords bounds the cache; words beyond it are allocated.
+const maxCachedWords = 1 << 16
+
+func newWordCache() *wordCache { return &wordCache{m: make(map[string]string)} }
+
+func (c *wordCache) word(b []byte) string {
+	if s, ok := c.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(c.m) < maxCachedWords {
+		c.m[s] = s
+	}
+	return s
+}
+
+// words returns a slice of n strings of its own (capacity n).
+func (c *wordCache) words(n int) []string {
+	if n > len(c.block) {
+		c.block = make([]string, max(4096, n))
+	}
+	w := c.block[:n:n]
+	c.block = c.block[n:]
+	return w
+}
+
+// decodeAdjCached is decodeAdjWords taking words from wc when it is not
+// nil.
+func decodeAdjCached(src uint32, b []byte, out []edge, words bool, wc *wordCache) ([]edge, error) {
 	d := dec{b: b}
 	n := d.uvarint()
 	if n > uint64(len(b)) { // every edge takes at least one byte
@@ -384,12 +437,18 @@ func decodeAdjWords(src uint32, b []byte, out []edge, words bool) ([]edge, error
 			d.fail()
 			break
 		}
-		if nw > 0 && words {
+		switch {
+		case nw > 0 && words && wc != nil:
+			ed.words = wc.words(int(nw))
+			for j := range ed.words {
+				ed.words[j] = wc.word(d.bytes())
+			}
+		case nw > 0 && words:
 			ed.words = make([]string, nw)
 			for j := range ed.words {
 				ed.words[j] = d.str()
 			}
-		} else {
+		default:
 			for range nw {
 				d.skipStr()
 			}

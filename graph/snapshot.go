@@ -88,6 +88,11 @@ func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
 func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error {
 	var buf []edge
 	var st data.DomainState
+	// Records are handed out from blocks, words from a cache: one
+	// allocation per edge (or three, with a word) made the collector the
+	// bottleneck of a rebuild's edge stream.
+	wc := newWordCache()
+	var recs []data.EdgeRecord
 	return sn.scan(prefixDomain, func(k, v []byte) error {
 		src, err := idFromKey(k)
 		if err != nil {
@@ -97,13 +102,18 @@ func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error {
 		if err != nil || len(adj) == 0 {
 			return err
 		}
-		buf, err = decodeAdj(src, adj, buf[:0])
+		buf, err = decodeAdjCached(src, adj, buf[:0], true, wc)
 		if err != nil {
 			return err
 		}
 		for i := range buf {
 			e := &buf[i]
-			if err := fn(&data.EdgeRecord{
+			if len(recs) == 0 {
+				recs = make([]data.EdgeRecord, 1024)
+			}
+			r := &recs[0]
+			recs = recs[1:]
+			*r = data.EdgeRecord{
 				SrcID:     src,
 				DstID:     e.dst,
 				FirstSeen: nanosTime(e.first),
@@ -111,7 +121,8 @@ func (sn *Snapshot) Edges(fn func(*data.EdgeRecord) error) error {
 				Nofollow:  e.nofollow,
 				Sitewide:  e.sitewide,
 				Words:     e.words,
-			}); err != nil {
+			}
+			if err := fn(r); err != nil {
 				return err
 			}
 		}
