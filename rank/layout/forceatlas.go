@@ -294,8 +294,8 @@ func (s *sim) step() {
 	theta2 := s.p.Theta * s.p.Theta
 	kr, kg := s.p.Scaling, s.p.Gravity
 	linlog := s.p.LinLog
-	// Bodies are visited in the tree's order, so that neighbours in the
-	// plane, whose traversals open the same cells, follow each other.
+	// Repulsion one leaf at a time: the bodies of a leaf share one walk
+	// of the tree.
 	clear(s.force)
 	leaves := s.tree.leaves
 	forChunks(len(leaves), s.p.Workers, func(_, lo, hi int) {
@@ -303,14 +303,15 @@ func (s *sim) step() {
 			s.tree.leafRepulsion(l, kr, theta2, s.force)
 		}
 	})
-	perm := s.tree.perm
+	// Attraction and gravity in node order: the adjacency lists are read
+	// front to back.
 	forChunks(n, s.p.Workers, func(c, lo, hi int) {
 		var swing, traction float64
-		for _, i := range perm[lo:hi] {
+		for i := lo; i < hi; i++ {
 			xi, yi, mi := s.pos[i].x, s.pos[i].y, s.mass[i]
 			fx, fy := s.force[i].x, s.force[i].y
 			// Attraction along edges: d (or log(1+d)) toward each neighbour.
-			for _, j := range s.g.Neighbours(int(i)) {
+			for _, j := range s.g.Neighbours(i) {
 				dx, dy := s.pos[j].x-xi, s.pos[j].y-yi
 				if linlog {
 					d := math.Hypot(dx, dy)

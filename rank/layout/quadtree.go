@@ -16,6 +16,7 @@ type quadtree struct {
 	perm   []int32 // body order: leaves own contiguous runs
 	leaves []int32 // the leaf cells, in depth-first order
 	tmp    []int32 // scratch for partitioning
+	quads  []uint8 // scratch: each body's quadrant
 	bodies []body  // in body order
 }
 
@@ -49,9 +50,10 @@ func (t *quadtree) build(pos []vec, m []float64) {
 	if cap(t.perm) < n {
 		t.perm = make([]int32, n)
 		t.tmp = make([]int32, n)
+		t.quads = make([]uint8, n)
 		t.bodies = make([]body, n)
 	}
-	t.perm, t.tmp, t.bodies = t.perm[:n], t.tmp[:n], t.bodies[:n]
+	t.perm, t.tmp, t.quads, t.bodies = t.perm[:n], t.tmp[:n], t.quads[:n], t.bodies[:n]
 	if n == 0 {
 		return
 	}
@@ -103,15 +105,18 @@ func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side floa
 		return q
 	}
 	var count [5]int32
-	for _, i := range t.perm[lo:hi] {
-		count[quad(i)+1]++
+	quads := t.quads[lo:hi]
+	for k, i := range t.perm[lo:hi] {
+		q := quad(i)
+		quads[k] = uint8(q)
+		count[q+1]++
 	}
 	for q := 1; q <= 4; q++ {
 		count[q] += count[q-1]
 	}
 	start := count
-	for _, i := range t.perm[lo:hi] {
-		q := quad(i)
+	for k, i := range t.perm[lo:hi] {
+		q := quads[k]
 		t.tmp[lo+count[q]] = i
 		count[q]++
 	}
