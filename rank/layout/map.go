@@ -13,7 +13,8 @@ import (
 type MapInput struct {
 	Graph *rank.CSR // the followed-edge graph (its direction is ignored)
 	// Order lists the ranked nodes, best first (rank.Ranks' order). The
-	// first Top are laid out; the others are placed beside them.
+	// first Top are laid out (none when Top <= 0); the others are placed
+	// beside them.
 	Order []uint32
 	Top   int
 	// Key returns node v's stable key: Key(name of v).
