@@ -2,6 +2,8 @@ package graph
 
 import (
 	"errors"
+	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -138,6 +140,30 @@ func FuzzNormalizeFastPath(f *testing.F) {
 		slow, serr := normalize(in, false)
 		if fast != slow || !errors.Is(ferr, errors.Unwrap(serr)) && serr != nil || (ferr == nil) != (serr == nil) {
 			t.Fatalf("%q: fast path %q, %v; full path %q, %v", in, fast, ferr, slow, serr)
+		}
+	})
+}
+
+// FuzzIsIP checks isIP's shortcut against netip's parsers alone.
+func FuzzIsIP(f *testing.F) {
+	for _, s := range []string{"1.2.3.4", "1.2.3.4:80", "[::1]:443", "::1", "fe80::1%eth0", "example.com", "1.2.3", "0x7f.0.0.1", "[::1", "1..2", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slow := false
+		if _, err := netip.ParseAddr(s); err == nil {
+			slow = true
+		} else if _, err := netip.ParseAddrPort(s); err == nil {
+			slow = true
+		} else if strings.HasPrefix(s, "[") {
+			if i := strings.IndexByte(s, ']'); i > 0 {
+				if _, err := netip.ParseAddr(s[1:i]); err == nil {
+					slow = true
+				}
+			}
+		}
+		if got := isIP(s); got != slow {
+			t.Errorf("isIP(%q) = %v, the parsers say %v", s, got, slow)
 		}
 	})
 }
