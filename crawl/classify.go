@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -44,6 +45,10 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 			return data.MaxBackoff
 		}
 		return time.Duration(n) * time.Second
+	} else if errors.Is(err, strconv.ErrRange) && n > 0 {
+		// More seconds than an int64 holds: the longest wait, not none
+		// (a fuzz finding).
+		return data.MaxBackoff
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return min(t.Sub(now), data.MaxBackoff)

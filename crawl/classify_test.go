@@ -2,8 +2,12 @@ package crawl
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mapthenet/mapthenet/data"
 )
 
 func FuzzRetryAfter(f *testing.F) {
@@ -15,6 +19,17 @@ func FuzzRetryAfter(f *testing.F) {
 		d := retryAfter(http.Header{"Retry-After": {v}}, now)
 		if d < 0 || d > 365*24*time.Hour {
 			t.Fatalf("retryAfter(%q) = %v", v, d)
+		}
+		// delay-seconds (1*DIGIT): exactly that many seconds, however
+		// many digits, up to the cap; a longer wait never reads shorter.
+		if digits := strings.TrimSpace(v); digits != "" && strings.Trim(digits, "0123456789") == "" {
+			want := data.MaxBackoff
+			if n, err := strconv.ParseInt(digits, 10, 64); err == nil && n < int64(data.MaxBackoff/time.Second) {
+				want = time.Duration(n) * time.Second
+			}
+			if d != want {
+				t.Fatalf("retryAfter(%q) = %v, want %v", v, d, want)
+			}
 		}
 	})
 }
