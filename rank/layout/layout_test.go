@@ -112,7 +112,7 @@ func TestSameForAnyWorkers(t *testing.T) {
 // after one new edge moves its nodes little; with no change at all it
 // keeps every position exactly.
 func TestStableAcrossRebuilds(t *testing.T) {
-	gen, err := graphgen.New(graphgen.Config{Domains: 1500, Edges: 9000, Seed: 3, Communities: 5})
+	gen, err := graphgen.New(graphgen.Config{Domains: 1000, Edges: 6000, Seed: 3, Communities: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,8 @@ func TestStableAcrossRebuilds(t *testing.T) {
 		keys[v] = Key(gen.Name(uint32(v)))
 	}
 	in := rankedInput(t, src, dst, keys)
-	in.Top = 1000
-	p := Params{Iterations: 200, WarmIterations: 50}
+	in.Top = 700
+	p := Params{Iterations: 150, WarmIterations: 30}
 	x0, y0, st0, err := Map(context.Background(), in, p)
 	if err != nil {
 		t.Fatal(err)
