@@ -289,7 +289,7 @@ func newSim(g *Graph, x, y []float64, p Params) *sim {
 // node moves by its force times speed/(1+sqrt(speed·its own swinging)).
 func (s *sim) step() {
 	n := s.g.N()
-	s.tree.build(s.pos, s.mass)
+	s.tree.build(s.pos, s.mass, s.p.Workers)
 	s.force, s.old = s.old, s.force
 	theta2 := s.p.Theta * s.p.Theta
 	kr, kg := s.p.Scaling, s.p.Gravity

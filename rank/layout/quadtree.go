@@ -12,12 +12,12 @@ import "math"
 // traversal is a loop over the slice with no stack and no pointers, and a
 // leaf's points are copied next to each other in body order.
 type quadtree struct {
-	cells  []cell
-	perm   []int32 // body order: leaves own contiguous runs
-	leaves []int32 // the leaf cells, in depth-first order
-	tmp    []int32 // scratch for partitioning
-	quads  []uint8 // scratch: each body's quadrant
-	bodies []body  // in body order
+	treePart
+	parts  [4]treePart // the root's quarters while they are built
+	perm   []int32     // body order: leaves own contiguous runs
+	tmp    []int32     // scratch for partitioning
+	quads  []uint8     // scratch: each body's quadrant
+	bodies []body      // in body order
 }
 
 // body is one point of a leaf: position, mass and node.
@@ -43,8 +43,11 @@ const (
 	maxDepth   = 48 // deeper cells are leaves whatever they hold (points at one spot)
 )
 
-// build makes the tree of points pos[i] with masses m[i].
-func (t *quadtree) build(pos []vec, m []float64) {
+// build makes the tree of points pos[i] with masses m[i]. The four
+// quarters under the root are built on up to workers goroutines, each into
+// its own slice of cells, then put one after the other: the same tree,
+// cell for cell, as one goroutine would make.
+func (t *quadtree) build(pos []vec, m []float64, workers int) {
 	n := len(pos)
 	t.cells, t.leaves = t.cells[:0], t.leaves[:0]
 	if cap(t.perm) < n {
@@ -65,36 +68,79 @@ func (t *quadtree) build(pos []vec, m []float64) {
 	}
 	side := max(maxX-minX, maxY-minY)
 	side = side*(1+1e-9) + 1e-9 // every point strictly inside
-	t.split(pos, m, 0, int32(n), minX, minY, side, 0)
-	for k, i := range t.perm {
-		t.bodies[k] = body{pos[i].x, pos[i].y, m[i], i}
+	if n <= leafBodies {
+		t.split(&t.treePart, pos, m, 0, int32(n), minX, minY, side, 0)
+	} else {
+		t.cells = append(t.cells, cell{x0: minX, y0: minY, side: side})
+		half := side / 2
+		start := t.partition(pos, 0, int32(n), minX+half, minY+half)
+		forChunks(4*chunkNodes, min(workers, 4), func(q, _, _ int) {
+			a, b := start[q], start[q+1]
+			if a == b {
+				return
+			}
+			cx, cy := quarter(q, minX, minY, half)
+			part := &t.parts[q]
+			part.cells, part.leaves = part.cells[:0], part.leaves[:0]
+			t.split(part, pos, m, a, b, cx, cy, half, 1)
+		})
+		var sx, sy, sm float64
+		for q := range 4 {
+			if start[q] == start[q+1] {
+				continue
+			}
+			off := int32(len(t.cells))
+			part := &t.parts[q]
+			for _, c := range part.cells {
+				c.next += off
+				t.cells = append(t.cells, c)
+			}
+			for _, l := range part.leaves {
+				t.leaves = append(t.leaves, l+off)
+			}
+			c := &t.cells[off]
+			sx += c.x * c.mass
+			sy += c.y * c.mass
+			sm += c.mass
+		}
+		root := &t.cells[0]
+		root.x, root.y, root.mass = sx/sm, sy/sm, sm
+		root.next = int32(len(t.cells))
 	}
+	forChunks(n, workers, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := t.perm[k]
+			t.bodies[k] = body{pos[i].x, pos[i].y, m[i], i}
+		}
+	})
 }
 
-// split appends the cell of bodies perm[lo:hi], which lie in the square at
-// (x0, y0) of the given side, and its subtree.
-func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side float64, depth int) {
-	idx := len(t.cells)
-	t.cells = append(t.cells, cell{x0: x0, y0: y0, side: side})
-	if hi-lo <= leafBodies || depth >= maxDepth {
-		var sx, sy, sm float64
-		for _, i := range t.perm[lo:hi] {
-			sx += pos[i].x * m[i]
-			sy += pos[i].y * m[i]
-			sm += m[i]
-		}
-		c := &t.cells[idx]
-		c.x, c.y, c.mass = sx/sm, sy/sm, sm
-		c.lo, c.hi = lo, hi
-		c.next = int32(len(t.cells))
-		t.leaves = append(t.leaves, int32(idx))
-		return
+// treePart is cells in depth-first order and the indices of the leaves
+// among them: the whole tree, or one quarter of it while it is built.
+type treePart struct {
+	cells  []cell
+	leaves []int32
+}
+
+// quarter is the lower corner of quarter q (bit 0: east, bit 1: north) of
+// the square at (x0, y0) whose half side is half.
+func quarter(q int, x0, y0, half float64) (float64, float64) {
+	if q&1 != 0 {
+		x0 += half
 	}
-	// Counting sort of the bodies into the four quadrants (stable, so
-	// the order is the same every time).
-	half := side / 2
-	mx, my := x0+half, y0+half
-	quad := func(i int32) int {
+	if q&2 != 0 {
+		y0 += half
+	}
+	return x0, y0
+}
+
+// partition sorts perm[lo:hi] by quarter around (mx, my), stably (so the
+// order is the same every time), and returns where each quarter starts:
+// quarter q is perm[start[q]:start[q+1]].
+func (t *quadtree) partition(pos []vec, lo, hi int32, mx, my float64) (start [5]int32) {
+	var count [5]int32
+	quads := t.quads[lo:hi]
+	for k, i := range t.perm[lo:hi] {
 		q := 0
 		if pos[i].x >= mx {
 			q = 1
@@ -102,49 +148,62 @@ func (t *quadtree) split(pos []vec, m []float64, lo, hi int32, x0, y0, side floa
 		if pos[i].y >= my {
 			q += 2
 		}
-		return q
-	}
-	var count [5]int32
-	quads := t.quads[lo:hi]
-	for k, i := range t.perm[lo:hi] {
-		q := quad(i)
 		quads[k] = uint8(q)
 		count[q+1]++
 	}
 	for q := 1; q <= 4; q++ {
 		count[q] += count[q-1]
 	}
-	start := count
+	for q := range 5 {
+		start[q] = lo + count[q]
+	}
 	for k, i := range t.perm[lo:hi] {
 		q := quads[k]
 		t.tmp[lo+count[q]] = i
 		count[q]++
 	}
 	copy(t.perm[lo:hi], t.tmp[lo:hi])
+	return start
+}
 
+// split appends to part the cell of bodies perm[lo:hi], which lie in the
+// square at (x0, y0) of the given side, and its subtree.
+func (t *quadtree) split(part *treePart, pos []vec, m []float64, lo, hi int32, x0, y0, side float64, depth int) {
+	idx := len(part.cells)
+	part.cells = append(part.cells, cell{x0: x0, y0: y0, side: side})
+	if hi-lo <= leafBodies || depth >= maxDepth {
+		var sx, sy, sm float64
+		for _, i := range t.perm[lo:hi] {
+			sx += pos[i].x * m[i]
+			sy += pos[i].y * m[i]
+			sm += m[i]
+		}
+		c := &part.cells[idx]
+		c.x, c.y, c.mass = sx/sm, sy/sm, sm
+		c.lo, c.hi = lo, hi
+		c.next = int32(len(part.cells))
+		part.leaves = append(part.leaves, int32(idx))
+		return
+	}
+	half := side / 2
+	start := t.partition(pos, lo, hi, x0+half, y0+half)
 	var sx, sy, sm float64
 	for q := range 4 {
-		a, b := lo+start[q], lo+start[q+1]
+		a, b := start[q], start[q+1]
 		if a == b {
 			continue
 		}
-		child := len(t.cells)
-		cx, cy := x0, y0
-		if q&1 != 0 {
-			cx = mx
-		}
-		if q&2 != 0 {
-			cy = my
-		}
-		t.split(pos, m, a, b, cx, cy, half, depth+1)
-		c := &t.cells[child]
+		child := len(part.cells)
+		cx, cy := quarter(q, x0, y0, half)
+		t.split(part, pos, m, a, b, cx, cy, half, depth+1)
+		c := &part.cells[child]
 		sx += c.x * c.mass
 		sy += c.y * c.mass
 		sm += c.mass
 	}
-	c := &t.cells[idx]
+	c := &part.cells[idx]
 	c.x, c.y, c.mass = sx/sm, sy/sm, sm
-	c.next = int32(len(t.cells))
+	c.next = int32(len(part.cells))
 }
 
 // leafRepulsion adds the repulsion on every body of leaf cell l to
