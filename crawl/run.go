@@ -313,8 +313,9 @@ func (l *loop) finish(d done, rec *recorder) {
 	l.stats.Pages += r.Pages
 	l.stats.Bytes += r.Bytes
 	l.stats.Outcomes[r.Outcome]++
-	l.o.Logger.Info("visit", "domain", r.Domain, "outcome", string(r.Outcome), "pages", r.Pages,
-		"ms", r.FinishedAt.Sub(r.StartedAt).Milliseconds())
+	// The visit's log line ("visit recorded") comes from the recorder once
+	// the store has committed it, so that the log never claims a visit a
+	// crash then loses.
 	for _, link := range r.Links {
 		if link.Nofollow || l.started[link.Dst] || l.exclude[link.Dst] {
 			continue
