@@ -26,12 +26,16 @@ type recorder struct {
 	// onCommit, when set (before the first add), is told each batch the
 	// store has committed, from the recorder's goroutine.
 	onCommit func([]*data.VisitResult)
+	// failed is closed at the first store error (a full disk, say): the
+	// crawl stops rather than visit sites it cannot record.
+	failed     chan struct{}
+	failedOnce sync.Once
 }
 
 const recordBatch = 256
 
 func newRecorder(s Store, log *slog.Logger) *recorder {
-	r := &recorder{store: s, log: log, in: make(chan *data.VisitResult, recordBatch)}
+	r := &recorder{store: s, log: log, in: make(chan *data.VisitResult, recordBatch), failed: make(chan struct{})}
 	r.wg.Add(1)
 	go r.loop()
 	return r
@@ -90,6 +94,7 @@ func (r *recorder) write(batch []*data.VisitResult) {
 			r.err = err
 		}
 		r.mu.Unlock()
+		r.failedOnce.Do(func() { close(r.failed) })
 		r.log.Error("recording visits", "visits", len(batch), "err", err)
 		return
 	}

@@ -215,8 +215,13 @@ func (l *loop) ok(domain string, onlyNew bool) bool {
 }
 
 func (l *loop) run(ctx context.Context) error {
+	// A store that fails a write (a full disk, say) stops the crawl as a
+	// cancel would: its visits could not be recorded.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	results := make(chan done)
 	rec := newRecorder(l.store, l.o.Logger)
+	storeFailed := rec.failed
 	rec.onCommit = l.commits.note
 	defer rec.close()
 	// Nothing is in flight once run returns.
@@ -263,6 +268,10 @@ func (l *loop) run(ctx context.Context) error {
 			if l.o.Clock.Since(l.checked) >= l.o.IdleRecheck {
 				l.recheck(false) // busy: follow a new schedule
 			}
+		case <-storeFailed:
+			storeFailed = nil
+			l.o.Logger.Error("the store refuses writes: stopping the crawl")
+			cancel()
 		case <-ctx.Done():
 			stopping = true
 			idle = nil

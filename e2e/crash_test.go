@@ -515,6 +515,10 @@ func testFullDisk(t *testing.T, bin string) {
 		if code != 1 || !strings.Contains(stderr, "not enough free disk space") {
 			t.Errorf("crawl filling the disk: exit %d, %d visits recorded, stderr:\n%s", code, n, stderr)
 		}
+		// It stopped there rather than visit sites it could not record.
+		if !strings.Contains(stderr, "stopping the crawl") || strings.Count(stderr, `"msg":"recording visits"`) > 10 {
+			t.Errorf("the crawl went on after the store refused writes:\n%s", stderr)
+		}
 		// What was recorded is whole.
 		s, err := graph.Open(filepath.Join(data, "store"), graph.Options{ReadOnly: true})
 		if err != nil {
