@@ -46,22 +46,6 @@ func TestCrashSafety(t *testing.T) {
 	t.Run("unwritable data dir", func(t *testing.T) { testUnwritable(t, bin) })
 }
 
-// buildBinary builds cmd/mapthenet (without the race detector: it is the
-// thing under test, not the test).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool on PATH to build the binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "mapthenet")
-	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/mapthenet/mapthenet/cmd/mapthenet").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // proc is one run of the binary.
 type proc struct {
 	cmd    *exec.Cmd

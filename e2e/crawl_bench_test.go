@@ -30,10 +30,7 @@ var (
 //
 //	go test ./e2e -run '^$' -bench CrawlBinary -benchtime 1x
 func BenchmarkCrawlBinary(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "mapthenet")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mapthenet").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	w, err := simweb.New(simweb.Config{Seed: 1, Sites: *benchBinSites, NoNamed: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

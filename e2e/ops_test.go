@@ -28,10 +28,7 @@ import (
 // "cron" while it runs, a second crawl, a stop by SIGTERM (issue 5 items
 // 1, 2 and 5). One build for all of them.
 func TestOps(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mapthenet")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mapthenet").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	t.Run("graceful stop", func(t *testing.T) { testGracefulStop(t, bin) })
 	t.Run("rebuild while crawling", func(t *testing.T) { testRebuildWhileCrawling(t, bin) })
 	t.Run("after kill -9", func(t *testing.T) { testAfterKill(t, bin) })
