@@ -71,8 +71,8 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	stage(StageRead, el.rows)
 	logger.Info("read edge file", "file", inPath, "rows", el.rows, "domains", sum.Domains, "followed_rows", len(el.src))
 
-	names := renumber(el.names, el.src, el.dst, p.Workers)
-	el.names = nil
+	names := renumberIDs(el.names, el.ids, el.idSpace, el.src, el.dst, p.Workers)
+	el.names, el.ids = nil, nil
 	stage(StageRenumber, int64(len(names)))
 
 	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, p.Workers)
@@ -229,7 +229,7 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names := renumber(el.names, el.src, el.dst, workers)
+	names := renumberIDs(el.names, el.ids, el.idSpace, el.src, el.dst, workers)
 	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, workers)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,12 @@ import (
 // whatever order the edge file lists its rows in, and ties between equal
 // scores go to the lower id, which is the smaller name.
 func renumber(names []string, src, dst []uint32, workers int) []string {
+	return renumberIDs(names, nil, len(names), src, dst, workers)
+}
+
+// renumberIDs is renumber for names whose ids are not their indexes:
+// names[i]'s id is ids[i], below idSpace (nil ids: i).
+func renumberIDs(names []string, ids []uint32, idSpace int, src, dst []uint32, workers int) []string {
 	n := len(names)
 	// Each item carries the name's first 8 bytes as a big-endian number:
 	// most comparisons are settled by it without following the string
@@ -23,7 +29,11 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 	}
 	items := make([]item, n)
 	for i, s := range names {
-		items[i] = item{prefix8(s), s, uint32(i)}
+		id := uint32(i)
+		if ids != nil {
+			id = ids[i]
+		}
+		items[i] = item{prefix8(s), s, id}
 	}
 	byName := func(a, b item) int {
 		if a.prefix != b.prefix {
@@ -78,7 +88,7 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 		}
 	}
 
-	perm := make([]uint32, n)
+	perm := make([]uint32, max(n, idSpace))
 	sorted := make([]string, n)
 	for newID, it := range items {
 		perm[it.id] = uint32(newID)
