@@ -2,16 +2,11 @@ package rank
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mapthenet/mapthenet/data"
 )
@@ -100,91 +95,13 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	sum.Ranked = len(order)
 	stage(StageRanks, int64(len(order)))
 
-	if err := writeRanks(outPath, g, names, res.Scores, order); err != nil {
+	if err := writeRanks(outPath, g, names, res.Scores, order, p.Workers); err != nil {
 		return Summary{}, err
 	}
 	stage(StageWrite, int64(len(names)))
 	logger.Info("ranked edge file", "file", outPath, "domains", sum.Domains, "ranked", sum.Ranked,
 		"iterations", sum.Iterations, "residual", sum.Residual)
 	return sum, nil
-}
-
-// writeRanks writes the rank rows: ranked nodes in order, then unranked
-// nodes by id, which is name order. It writes a temporary file beside
-// outPath and renames it into place.
-func writeRanks(outPath string, g *CSR, names []string, scores []float64, order []uint32) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("rank: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := parquet.NewGenericWriter[data.RankRow](tmp,
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
-		parquet.MaxRowsPerRowGroup(1<<20),
-	)
-	const batch = 8192
-	rows := make([]data.RankRow, 0, batch)
-	rankVals := make([]int64, batch)
-	flush := func() error {
-		_, err := w.Write(rows)
-		rows = rows[:0]
-		return err
-	}
-	row := func(v uint32, rank int64) data.RankRow {
-		r := data.RankRow{
-			Domain:     names[v],
-			Score:      scores[v],
-			InDomains:  int64(g.InDegree(v)),
-			OutDomains: int64(g.OutDegree[v]),
-		}
-		if rank > 0 {
-			rankVals[len(rows)] = rank
-			r.Rank = &rankVals[len(rows)]
-		}
-		return r
-	}
-	for i, v := range order {
-		rows = append(rows, row(v, int64(i+1)))
-		if len(rows) == batch {
-			if err := flush(); err != nil {
-				return fmt.Errorf("rank: writing %s: %w", outPath, err)
-			}
-		}
-	}
-	for v := range g.N {
-		if g.InDegree(v) > 0 {
-			continue
-		}
-		rows = append(rows, row(v, 0))
-		if len(rows) == batch {
-			if err := flush(); err != nil {
-				return fmt.Errorf("rank: writing %s: %w", outPath, err)
-			}
-		}
-	}
-	if len(rows) > 0 {
-		if err := flush(); err != nil {
-			return fmt.Errorf("rank: writing %s: %w", outPath, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("rank: writing %s: %w", outPath, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		return fmt.Errorf("rank: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("rank: writing %s: %w", outPath, err)
-	}
-	if err := os.Rename(tmp.Name(), outPath); err != nil {
-		return fmt.Errorf("rank: %w", err)
-	}
-	return nil
 }
 
 // boundHeap bounds the heap while an edge file of the given path is

@@ -1,0 +1,129 @@
+package rank
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// writePartRows is the rows of one part of the rank file, encoded on its
+// own and written as one row group. Fixed, not derived from the workers,
+// so that the file is the same for any workers.
+const writePartRows = 1 << 18
+
+func rankWriterOptions() []parquet.WriterOption {
+	return []parquet.WriterOption{
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.MaxRowsPerRowGroup(writePartRows),
+	}
+}
+
+// writeRanks writes the rank rows: ranked nodes in order, then unranked
+// nodes by id, which is name order. It writes a temporary file beside
+// outPath and renames it into place.
+//
+// Encoding and compressing the rows was most of the time of writing, on
+// one core: the parts are encoded in memory on up to workers goroutines
+// at a time, each a Parquet file of one row group, whose column chunks
+// parquet-go then copies into the output as they are (WriteRowGroup does
+// not decode them again when the schema and options match).
+func writeRanks(outPath string, g *CSR, names []string, scores []float64, order []uint32, workers int) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("rank: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	// Row i of the file is node rows[i]; the ranked ones come first.
+	rows := make([]uint32, 0, g.N)
+	rows = append(rows, order...)
+	for v := range g.N {
+		if g.InDegree(v) == 0 {
+			rows = append(rows, v)
+		}
+	}
+	w := parquet.NewGenericWriter[data.RankRow](tmp, rankWriterOptions()...)
+	nparts := (len(rows) + writePartRows - 1) / writePartRows
+	workers = max(1, workers)
+	for first := 0; first < nparts; first += workers {
+		k := min(workers, nparts-first)
+		parts := make([][]byte, k)
+		errs := make([]error, k)
+		parallel(k, func(i int) {
+			lo := (first + i) * writePartRows
+			hi := min(len(rows), lo+writePartRows)
+			parts[i], errs[i] = encodeRankPart(g, names, scores, rows, lo, hi, len(order))
+		})
+		for i, part := range parts {
+			if errs[i] != nil {
+				return fmt.Errorf("rank: writing %s: %w", outPath, errs[i])
+			}
+			f, err := parquet.OpenFile(bytes.NewReader(part), int64(len(part)))
+			if err != nil {
+				return fmt.Errorf("rank: writing %s: %w", outPath, err)
+			}
+			for _, rg := range f.RowGroups() {
+				if _, err := w.WriteRowGroup(rg); err != nil {
+					return fmt.Errorf("rank: writing %s: %w", outPath, err)
+				}
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("rank: writing %s: %w", outPath, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return fmt.Errorf("rank: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("rank: writing %s: %w", outPath, err)
+	}
+	if err := os.Rename(tmp.Name(), outPath); err != nil {
+		return fmt.Errorf("rank: %w", err)
+	}
+	return nil
+}
+
+// encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
+// in memory; rows below ranked have rank row+1.
+func encodeRankPart(g *CSR, names []string, scores []float64, rows []uint32, lo, hi, ranked int) ([]byte, error) {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[data.RankRow](&buf, rankWriterOptions()...)
+	const batch = 8192
+	out := make([]data.RankRow, 0, batch)
+	rankVals := make([]int64, batch)
+	for i := lo; i < hi; i++ {
+		v := rows[i]
+		r := data.RankRow{
+			Domain:     names[v],
+			Score:      scores[v],
+			InDomains:  int64(g.InDegree(v)),
+			OutDomains: int64(g.OutDegree[v]),
+		}
+		if i < ranked {
+			rankVals[len(out)] = int64(i + 1)
+			r.Rank = &rankVals[len(out)]
+		}
+		out = append(out, r)
+		if len(out) == batch || i == hi-1 {
+			if _, err := w.Write(out); err != nil {
+				return nil, err
+			}
+			out = out[:0]
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
