@@ -62,12 +62,15 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	if err != nil {
 		return Summary{}, err
 	}
-	sum.Domains, sum.Rows = len(el.names), el.rows
+	for _, names := range el.names {
+		sum.Domains += len(names)
+	}
+	sum.Rows = el.rows
 	stage(StageRead, el.rows)
 	logger.Info("read edge file", "file", inPath, "rows", el.rows, "domains", sum.Domains, "followed_rows", len(el.src))
 
-	names := renumberIDs(el.names, el.ids, el.idSpace, el.src, el.dst, p.Workers)
-	el.names, el.ids = nil, nil
+	names := renumberShards(el.names, el.src, el.dst, p.Workers)
+	el.names = nil
 	stage(StageRenumber, int64(len(names)))
 
 	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, p.Workers)
@@ -146,7 +149,7 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names := renumberIDs(el.names, el.ids, el.idSpace, el.src, el.dst, workers)
+	names := renumberShards(el.names, el.src, el.dst, workers)
 	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, workers)
 	if err != nil {
 		return nil, err

@@ -15,12 +15,10 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
 
-// edgeList is an edge file read into memory: names by interned id (in
-// order of first appearance) and the followed, non-self-loop edges.
+// edgeList is an edge file read into memory: names by shard and interned
+// id (see shardSet) and the followed, non-self-loop edges.
 type edgeList struct {
-	names    []string
-	ids      []uint32 // ids[i] is names[i]'s id: ids are not dense (see shardSet)
-	idSpace  int      // ids are below it
+	names    [][]string // by shard, see shardSet
 	src, dst []uint32
 	rows     int64 // rows read, nofollow and self-loops included
 }
@@ -83,7 +81,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
 	}
 	if rows == 0 || nrg == 0 {
-		el.names, el.ids, el.idSpace = set.names()
+		el.names = set.names()
 		return el, nil
 	}
 	firstRow := make([]int64, nrg+1)
@@ -186,7 +184,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	if el.rows != rows {
 		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.rows, rows)
 	}
-	el.names, el.ids, el.idSpace = set.names()
+	el.names = set.names()
 	return el, nil
 }
 

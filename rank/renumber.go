@@ -12,13 +12,17 @@ import (
 // whatever order the edge file lists its rows in, and ties between equal
 // scores go to the lower id, which is the smaller name.
 func renumber(names []string, src, dst []uint32, workers int) []string {
-	return renumberIDs(names, nil, len(names), src, dst, workers)
+	return renumberShards([][]string{names}, src, dst, workers)
 }
 
-// renumberIDs is renumber for names whose ids are not their indexes:
-// names[i]'s id is ids[i], below idSpace (nil ids: i).
-func renumberIDs(names []string, ids []uint32, idSpace int, src, dst []uint32, workers int) []string {
-	n := len(names)
+// renumberShards is renumber for the names of a shardSet: shards[k][i]'s
+// id is i*len(shards)+k.
+func renumberShards(shards [][]string, src, dst []uint32, workers int) []string {
+	n, most := 0, 0
+	for _, names := range shards {
+		n += len(names)
+		most = max(most, len(names))
+	}
 	// Each item carries the name's first 8 bytes as a big-endian number:
 	// most comparisons are settled by it without following the string
 	// pointer, which for millions of names is a cache miss each.
@@ -28,12 +32,13 @@ func renumberIDs(names []string, ids []uint32, idSpace int, src, dst []uint32, w
 		id     uint32
 	}
 	items := make([]item, n)
-	for i, s := range names {
-		id := uint32(i)
-		if ids != nil {
-			id = ids[i]
+	nsh := uint32(len(shards))
+	j := 0
+	for k, names := range shards {
+		for i, s := range names {
+			items[j] = item{prefix8(s), s, uint32(i)*nsh + uint32(k)}
+			j++
 		}
-		items[i] = item{prefix8(s), s, id}
 	}
 	byName := func(a, b item) int {
 		if a.prefix != b.prefix {
@@ -88,7 +93,7 @@ func renumberIDs(names []string, ids []uint32, idSpace int, src, dst []uint32, w
 		}
 	}
 
-	perm := make([]uint32, max(n, idSpace))
+	perm := make([]uint32, most*len(shards))
 	sorted := make([]string, n)
 	for newID, it := range items {
 		perm[it.id] = uint32(newID)

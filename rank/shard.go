@@ -42,22 +42,13 @@ func (set *shardSet) of(h uint64) uint64 {
 	return h >> set.shift
 }
 
-// names lists every name and its id.
-func (set *shardSet) names() (names []string, ids []uint32, idSpace int) {
-	total, most := 0, 0
-	for _, sh := range set.shards {
-		total += len(sh.in.names)
-		most = max(most, len(sh.in.names))
+// names lists each shard's names by local id.
+func (set *shardSet) names() [][]string {
+	names := make([][]string, len(set.shards))
+	for k, sh := range set.shards {
+		names[k] = sh.in.names
 	}
-	names = make([]string, 0, total)
-	ids = make([]uint32, 0, total)
-	for _, sh := range set.shards {
-		names = append(names, sh.in.names...)
-		for i := range sh.in.names {
-			ids = append(ids, uint32(i)*sh.n+sh.k)
-		}
-	}
-	return names, ids, most * len(set.shards)
+	return names
 }
 
 // shard interns the names whose hash falls in it.
