@@ -3,8 +3,10 @@ package rebuild
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -29,7 +31,9 @@ func (b *builder) computeLayout(ctx context.Context, _ Source) (int64, error) {
 		return 0, nil
 	}
 	top := b.order[:min(len(b.order), b.opts.MapTop)]
+	started := time.Now()
 	prev, print, err := b.loadPrevPositions(top)
+	loaded := time.Since(started)
 	if err != nil {
 		// An unreadable previous snapshot must not stop new ones.
 		b.log.Warn("previous map positions unavailable: the layout starts afresh", "err", err)
@@ -48,28 +52,30 @@ func (b *builder) computeLayout(ctx context.Context, _ Source) (int64, error) {
 			return p[0], p[1], ok
 		}
 	}
+	started = time.Now()
 	x, y, st, err := layout.Map(ctx, in, b.opts.Layout)
 	if err != nil {
 		return 0, err
 	}
+	mapped := time.Since(started)
 	b.mapX, b.mapY = x, y
 	b.mapPrint = layout.FormatFingerprint(st.Fingerprint)
 	b.log.Info("map laid out", "by_layout", st.ByLayout, "by_neighbours", st.ByNeighbours, "unplaced", st.Unplaced,
-		"edges", st.Edges, "warm", st.Warm, "from_previous", st.Known, "unchanged", st.Reused, "iterations", st.Iterations)
+		"edges", st.Edges, "warm", st.Warm, "from_previous", st.Known, "unchanged", st.Reused,
+		"iterations", st.Iterations, "levels", st.Levels, "work", st.Work,
+		"previous_seconds", loaded.Seconds(), "layout_seconds", mapped.Seconds())
 	return int64(st.ByLayout + st.ByNeighbours), nil
-}
-
-// prevMapRow reads just the map columns of an earlier domains.parquet.
-type prevMapRow struct {
-	Domain string   `parquet:"domain"`
-	MapX   *float64 `parquet:"map_x,optional"`
-	MapY   *float64 `parquet:"map_y,optional"`
 }
 
 // loadPrevPositions returns the previous snapshot's position of each of
 // the given domains (dense indices) that had one, and the fingerprint of
-// the previous layout (0 when none). Only these domains are looked up, so
+// the previous layout (0 when none). Only these domains are kept, so
 // memory follows the layout's size, not the snapshot's.
+//
+// It reads the three columns it needs page by page rather than through
+// parquet-go's row reader, which builds and converts every row: on a
+// million domains that took seconds, the better part of the layout
+// stage's time budget.
 func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64, error) {
 	if b.prevDomains == "" {
 		return nil, 0, nil
@@ -79,24 +85,19 @@ func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64
 		want[b.names[v]] = v
 	}
 	prev := make(map[uint32][2]float64, len(top))
-	err := readParquet(b.prevDomains, func(rows []prevMapRow) error {
-		for _, r := range rows {
-			if r.MapX == nil || r.MapY == nil || math.IsNaN(*r.MapX) || math.IsNaN(*r.MapY) ||
-				math.IsInf(*r.MapX, 0) || math.IsInf(*r.MapY, 0) {
-				continue
-			}
-			if v, ok := want[r.Domain]; ok {
-				prev[v] = [2]float64{*r.MapX, *r.MapY}
-			}
+	text, ok, err := readPrevMap(b.prevDomains, func(name []byte) int64 {
+		if v, ok := want[string(name)]; ok {
+			return int64(v)
 		}
-		return nil
+		return -1
+	}, func(v int64, x, y float64) {
+		prev[uint32(v)] = [2]float64{x, y}
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	text, ok, err := parquetMetadata(b.prevDomains, mapFingerprintKey)
-	if err != nil || !ok {
-		return prev, 0, err
+	if !ok {
+		return prev, 0, nil
 	}
 	print, err := layout.ParseFingerprint(text)
 	if err != nil {
@@ -105,16 +106,11 @@ func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64
 	return prev, print, nil
 }
 
-// domainsMetadata is the key-value metadata domains.parquet carries.
-func (b *builder) domainsMetadata() []parquet.WriterOption {
-	if b.mapPrint == "" {
-		return nil
-	}
-	return []parquet.WriterOption{parquet.KeyValueMetadata(mapFingerprintKey, b.mapPrint)}
-}
-
-// parquetMetadata reads one key-value metadata entry of a Parquet file.
-func parquetMetadata(path, key string) (value string, ok bool, err error) {
+// readPrevMap reads the domain, map_x and map_y columns of a
+// domains.parquet: for each row whose domain lookup maps to an index >= 0
+// and whose position is finite, it calls found(index, x, y). It returns
+// the file's map fingerprint entry (ok false when it has none).
+func readPrevMap(path string, lookup func(name []byte) int64, found func(v int64, x, y float64)) (print string, ok bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false, err
@@ -133,6 +129,107 @@ func parquetMetadata(path, key string) (value string, ok bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
 	}
-	value, ok = pf.Lookup(key)
-	return value, ok, nil
+	var cols [3]int
+	for i, c := range []struct {
+		name string
+		kind parquet.Kind
+	}{{"domain", parquet.ByteArray}, {"map_x", parquet.Double}, {"map_y", parquet.Double}} {
+		leaf, ok := pf.Schema().Lookup(c.name)
+		if !ok || leaf.MaxRepetitionLevel != 0 || leaf.Node.Type().Kind() != c.kind {
+			return "", false, fmt.Errorf("%s: %w: no %s column of %v values", path, ErrNotParquet, c.name, c.kind)
+		}
+		cols[i] = leaf.ColumnIndex
+	}
+	var index []int64
+	var xs []float64
+	for _, rg := range pf.RowGroups() {
+		rows := rg.NumRows()
+		chunks := rg.ColumnChunks()
+		index = index[:0]
+		err := columnValues(chunks[cols[0]], func(v parquet.Value) {
+			i := int64(-1)
+			if !v.IsNull() {
+				i = lookup(v.ByteArray())
+			}
+			index = append(index, i)
+		})
+		if err == nil && int64(len(index)) != rows {
+			err = fmt.Errorf("%d domains in a row group of %d rows", len(index), rows)
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
+		}
+		xs = xs[:0]
+		err = columnValues(chunks[cols[1]], func(v parquet.Value) {
+			x := math.NaN()
+			if !v.IsNull() {
+				x = v.Double()
+			}
+			xs = append(xs, x)
+		})
+		if err == nil && int64(len(xs)) != rows {
+			err = fmt.Errorf("%d map_x values in a row group of %d rows", len(xs), rows)
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
+		}
+		r := 0
+		err = columnValues(chunks[cols[2]], func(v parquet.Value) {
+			if r < len(xs) && index[r] >= 0 && !v.IsNull() {
+				x, y := xs[r], v.Double()
+				if !math.IsNaN(x) && !math.IsInf(x, 0) && !math.IsNaN(y) && !math.IsInf(y, 0) {
+					found(index[r], x, y)
+				}
+			}
+			r++
+		})
+		if err == nil && int64(r) != rows {
+			err = fmt.Errorf("%d map_y values in a row group of %d rows", r, rows)
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
+		}
+	}
+	print, ok = pf.Lookup(mapFingerprintKey)
+	return print, ok, nil
+}
+
+// columnValues calls fn with every value of a column chunk, in order. A
+// value's bytes are only valid during the call.
+func columnValues(cc parquet.ColumnChunk, fn func(parquet.Value)) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	buf := make([]parquet.Value, 1024)
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		values := page.Values()
+		for {
+			n, err := values.ReadValues(buf)
+			for _, v := range buf[:n] {
+				fn(v)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				parquet.Release(page)
+				return err
+			}
+		}
+		parquet.Release(page)
+	}
+}
+
+// domainsMetadata is the key-value metadata domains.parquet carries.
+func (b *builder) domainsMetadata() []parquet.WriterOption {
+	if b.mapPrint == "" {
+		return nil
+	}
+	return []parquet.WriterOption{parquet.KeyValueMetadata(mapFingerprintKey, b.mapPrint)}
 }

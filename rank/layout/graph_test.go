@@ -91,6 +91,9 @@ func TestFingerprint(t *testing.T) {
 	if f4 := Fingerprint(g1, keys, Params{Seed: 2}); f4 == f1 {
 		t.Error("another seed: same fingerprint")
 	}
+	if f5 := Fingerprint(g1, keys, Params{Budget: 1000}); f5 == f1 {
+		t.Error("another budget: same fingerprint")
+	}
 	if h, err := ParseFingerprint(FormatFingerprint(f1)); err != nil || h != f1 {
 		t.Errorf("round trip: %x, %v", h, err)
 	}

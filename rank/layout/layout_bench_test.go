@@ -73,7 +73,13 @@ func BenchmarkLayout(b *testing.B) {
 	sizes := []struct {
 		name string
 		cfg  graphgen.Config
-	}{{"200k", graphgen.Config{Domains: 200_000, Edges: 2_000_000, Seed: 1}}}
+	}{
+		{"200k", graphgen.Config{Domains: 200_000, Edges: 2_000_000, Seed: 1}},
+		// Planted communities: the own/other metric says how well they
+		// stay apart (mean distance to the own community's centre over
+		// that to the nearest other centre; lower is better).
+		{"200k-c20", graphgen.Config{Domains: 200_000, Edges: 2_000_000, Seed: 1, Communities: 20}},
+	}
 	if *layoutSize != "" {
 		cfg, err := graphgen.Size(*layoutSize)
 		if err != nil {
@@ -85,7 +91,13 @@ func BenchmarkLayout(b *testing.B) {
 		}{strings.ToUpper(*layoutSize), cfg})
 	}
 	for _, size := range sizes {
-		in, _ := benchInput(b, size.cfg)
+		in, gen := benchInput(b, size.cfg)
+		quality := func(b *testing.B, x, y []float64) {
+			if k := size.cfg.Communities; k > 1 {
+				own, other, _ := communityDistances(x, y, k, gen.Community)
+				b.ReportMetric(own/other, "own/other")
+			}
+		}
 		var coldX, coldY []float64
 		var coldFP uint64
 		b.Run(size.name+"/cold", func(b *testing.B) {
@@ -96,6 +108,7 @@ func BenchmarkLayout(b *testing.B) {
 					b.Fatal(err)
 				}
 				coldX, coldY, coldFP = x, y, st.Fingerprint
+				quality(b, x, y)
 				b.ReportMetric(time.Since(start).Seconds(), "s/layout")
 				b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/layout")
 				reportMemory(b)
@@ -121,6 +134,7 @@ func BenchmarkLayout(b *testing.B) {
 				b.ReportMetric(time.Since(start).Seconds(), "s/layout")
 				b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/layout")
 				b.ReportMetric(meanDisplacement(coldX, coldY, x, y)/st.MeanEdgeLength, "moved/edge")
+				quality(b, x, y)
 				reportMemory(b)
 				b.Logf("%+v", st)
 			}

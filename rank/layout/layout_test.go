@@ -32,40 +32,7 @@ func TestCommunitiesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cx, cy [k]float64
-	var cn [k]int
-	for v := range x {
-		if math.IsNaN(x[v]) {
-			continue
-		}
-		c := gen.Community(uint32(v))
-		cx[c] += x[v]
-		cy[c] += y[v]
-		cn[c]++
-	}
-	for c := range k {
-		cx[c] /= float64(cn[c])
-		cy[c] /= float64(cn[c])
-	}
-	var own, other float64
-	var n int
-	for v := range x {
-		if math.IsNaN(x[v]) {
-			continue
-		}
-		c := gen.Community(uint32(v))
-		own += math.Hypot(x[v]-cx[c], y[v]-cy[c])
-		nearest := math.Inf(1)
-		for d := range k {
-			if d != c {
-				nearest = min(nearest, math.Hypot(x[v]-cx[d], y[v]-cy[d]))
-			}
-		}
-		other += nearest
-		n++
-	}
-	own /= float64(n)
-	other /= float64(n)
+	own, other, n := communityDistances(x, y, k, gen.Community)
 	t.Logf("placed %d of %d; mean distance to own centre %.1f, to the nearest other %.1f (ratio %.2f); %+v", n, len(x), own, other, own/other, st)
 	if own/other > 0.6 {
 		t.Errorf("communities not apart: mean distance to own centre %.1f, to the nearest other %.1f", own, other)
@@ -78,34 +45,40 @@ func TestSameForAnyWorkers(t *testing.T) {
 	smallChunks(t)
 	in, _ := communityInput(t, 800, 5000, 3)
 	in.Top = 500 // the rest placed beside them
-	var firstX, firstY []float64
-	for _, workers := range []int{1, 2, 5} {
-		p := Params{Iterations: 40, WarmIterations: 10, Workers: workers}
-		x, y, _, err := Map(context.Background(), in, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warm := in
-		warm.Prev = func(v uint32) (float64, float64, bool) { return x[v], y[v], !math.IsNaN(x[v]) }
-		wx, wy, st, err := Map(context.Background(), warm, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !st.Warm || st.Reused {
-			t.Fatalf("warm run: %+v", st)
-		}
-		all := append(append(append([]float64{}, x...), y...), append(wx, wy...)...)
-		if firstX == nil {
-			firstX, firstY = all, nil
-			continue
-		}
-		for i := range all {
-			if math.Float64bits(all[i]) != math.Float64bits(firstX[i]) {
-				t.Fatalf("workers %d: value %d is %v, with 1 worker %v", workers, i, all[i], firstX[i])
+	// The default budget: one level; a small one: a multilevel cold start
+	// and a warm start cut short.
+	for _, budget := range []int64{0, 20_000} {
+		var first []float64
+		for _, workers := range []int{1, 2, 5} {
+			p := Params{Iterations: 40, WarmIterations: 10, Workers: workers, Budget: budget}
+			x, y, cst, err := Map(context.Background(), in, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if multi := cst.Levels > 1; multi != (budget > 0) {
+				t.Fatalf("budget %d: %d levels", budget, cst.Levels)
+			}
+			warm := in
+			warm.Prev = func(v uint32) (float64, float64, bool) { return x[v], y[v], !math.IsNaN(x[v]) }
+			wx, wy, st, err := Map(context.Background(), warm, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Warm || st.Reused {
+				t.Fatalf("warm run: %+v", st)
+			}
+			all := append(append(append([]float64{}, x...), y...), append(wx, wy...)...)
+			if first == nil {
+				first = all
+				continue
+			}
+			for i := range all {
+				if math.Float64bits(all[i]) != math.Float64bits(first[i]) {
+					t.Fatalf("budget %d, workers %d: value %d is %v, with 1 worker %v", budget, workers, i, all[i], first[i])
+				}
 			}
 		}
 	}
-	_ = firstY
 }
 
 // TestStableAcrossRebuilds: a layout warm-started from the previous one

@@ -116,7 +116,8 @@ func Map(ctx context.Context, in MapInput, p Params) (x, y []float64, st MapStat
 
 // fingerprintVersion changes whenever the layout's algorithm does, so
 // that positions from an older algorithm are never kept as they are.
-const fingerprintVersion = 1
+// Version 2: multilevel cold starts, the work budget, theta 1.6.
+const fingerprintVersion = 2
 
 // Fingerprint is a 64-bit digest of a layout's input: the nodes by key,
 // the undirected edges by their ends' keys and the parameters that shape
@@ -127,7 +128,7 @@ func Fingerprint(g *Graph, keys []uint64, p Params) uint64 {
 	h := mix(fingerprintVersion)
 	for _, v := range []uint64{uint64(g.N()), uint64(g.NumEdges()), uint64(p.Iterations), uint64(p.WarmIterations),
 		math.Float64bits(p.WarmSpeed), math.Float64bits(p.Theta), math.Float64bits(p.Scaling), math.Float64bits(p.Gravity),
-		math.Float64bits(p.Jitter), p.Seed, boolBits(p.LinLog)} {
+		math.Float64bits(p.Jitter), p.Seed, boolBits(p.LinLog), uint64(p.Budget)} {
 		h = mix(h ^ v)
 	}
 	// Sums of per-node and per-edge hashes: independent of the order.

@@ -19,44 +19,67 @@ const maxPlaceWaves = 8
 // placed before it, so the result does not depend on any order but the
 // graph's. Nodes still unplaced keep NaN. It returns how many it placed.
 //
-// Each wave is one sequential pass over g's edges (the sums are added in
-// edge order, so they are reproducible); for ten million edges that is a
-// few tens of milliseconds.
+// Each wave is one sequential pass over the rows of g that can matter:
+// the first over every edge, the later ones only over the rows of nodes
+// still open and of nodes the wave before placed (a node still open had
+// no placed neighbour then, so only those can be new to it). The sums are
+// added in edge order, so they are reproducible; the first wave over ten
+// million edges takes a few tens of milliseconds, the others far less.
 func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uint32) uint64, jitter float64, seed uint64) int {
 	n := g.N
 	sx := make([]float64, n)
 	sy := make([]float64, n)
 	cnt := make([]uint32, n)
-	open := func(v uint32) bool { return math.IsNaN(x[v]) && want(v) }
+	// state: what each node is in this wave.
+	const (
+		other    = iota // unranked, or placed before the wave before
+		open            // wanted, no position yet
+		frontier        // placed by the wave before (or before the first)
+	)
+	state := make([]uint8, n)
+	for v := range n {
+		switch {
+		case !math.IsNaN(x[v]):
+			state[v] = frontier
+		case want(uint32(v)):
+			state[v] = open
+		}
+	}
 	total := 0
 	for range maxPlaceWaves {
 		for v := range n {
-			vPlaced := !math.IsNaN(x[v])
-			vOpen := !vPlaced && want(v)
-			if !vPlaced && !vOpen {
-				continue
-			}
-			for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
-				if vOpen && !math.IsNaN(x[u]) {
-					sx[v] += x[u]
-					sy[v] += y[u]
-					cnt[v]++
-				} else if vPlaced && open(u) {
-					sx[u] += x[v]
-					sy[u] += y[v]
-					cnt[u]++
+			switch state[v] {
+			case open:
+				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+					if state[u] == frontier {
+						sx[v] += x[u]
+						sy[v] += y[u]
+						cnt[v]++
+					}
+				}
+			case frontier:
+				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+					if state[u] == open {
+						sx[u] += x[v]
+						sy[u] += y[v]
+						cnt[u]++
+					}
 				}
 			}
 		}
 		placed := 0
 		for v := range n {
+			if state[v] == frontier {
+				state[v] = other
+			}
 			if c := cnt[v]; c > 0 {
-				dx, dy := disk(key(v), seed, jitter)
+				dx, dy := disk(key(uint32(v)), seed, jitter)
 				// Written after the pass over all edges: a wave never
 				// sees its own placements.
 				x[v] = sx[v]/float64(c) + dx
 				y[v] = sy[v]/float64(c) + dy
 				sx[v], sy[v], cnt[v] = 0, 0, 0
+				state[v] = frontier
 				placed++
 			}
 		}
