@@ -97,10 +97,18 @@ func (g *CSR) dedupe(workers int) {
 	kept := make([]uint32, n)
 	bounds := g.chunks()
 	forChunks(len(bounds)-1, workers, func(c int) {
+		var scratch []uint32
 		for v := bounds[c]; v < bounds[c+1]; v++ {
 			seg := g.Sources[g.Offsets[v]:g.Offsets[v+1]]
 			if !slices.IsSorted(seg) {
-				slices.Sort(seg)
+				if len(seg) < radixMin {
+					slices.Sort(seg)
+				} else {
+					if cap(scratch) < len(seg) {
+						scratch = make([]uint32, len(seg))
+					}
+					radixSort(seg, scratch[:len(seg)])
+				}
 			}
 			kept[v] = uint32(len(slices.Compact(seg)))
 		}
@@ -118,6 +126,41 @@ func (g *CSR) dedupe(workers int) {
 	g.Offsets[n] = w
 	if int(w) < len(g.Sources) {
 		g.Sources = slices.Clip(g.Sources[:w])
+	}
+}
+
+// radixMin is the least segment radixSort sorts: half the edges of a
+// host graph are in segments of hundreds to hundreds of thousands of
+// sources (the in-links of popular domains), where a comparison sort
+// spent most of BuildCSR's time.
+const radixMin = 256
+
+// radixSort sorts a by LSD radix sort on bytes, using buf (as long as a)
+// as scratch; passes where every value has the same byte are skipped.
+func radixSort(a, buf []uint32) {
+	src, dst := a, buf
+	for shift := uint(0); shift < 32; shift += 8 {
+		var count [256]int
+		for _, x := range src {
+			count[byte(x>>shift)]++
+		}
+		if count[byte(src[0]>>shift)] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range src {
+			d := byte(x >> shift)
+			dst[count[d]] = x
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
 	}
 }
 

@@ -120,3 +120,20 @@ func TestRenumber(t *testing.T) {
 		}
 	}
 }
+
+func TestRadixSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 255, 256, 1000, 70_000} {
+		for _, limit := range []uint32{1, 300, 1 << 20, 1<<32 - 1} {
+			a := make([]uint32, n)
+			for i := range a {
+				a[i] = uint32(r.Uint64N(uint64(limit) + 1))
+			}
+			want := slices.Sorted(slices.Values(a))
+			radixSort(a, make([]uint32, n))
+			if !slices.Equal(a, want) {
+				t.Errorf("n %d, values up to %d: not sorted", n, limit)
+			}
+		}
+	}
+}
