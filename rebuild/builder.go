@@ -27,6 +27,7 @@ type builder struct {
 	stages []data.StageTiming
 
 	dense    []int32  // store id → dense index, -1 where no domain
+	identity bool     // dense[id] == id for every id: the store has no gaps
 	names    []string // dense → name
 	in, out  []uint32 // dense → distinct followed linking / linked domains
 	src, dst []uint32 // followed edges, dense, sorted by (src, dst)
@@ -130,6 +131,7 @@ func (b *builder) readDomains(ctx context.Context, src Source) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	b.identity = len(b.names) == len(b.dense)
 	b.in = make([]uint32, len(b.names))
 	b.out = make([]uint32, len(b.names))
 	return rows, nil
@@ -137,6 +139,11 @@ func (b *builder) readDomains(ctx context.Context, src Source) (int64, error) {
 
 // denseOf maps a store id to its dense index.
 func (b *builder) denseOf(id uint32) (int32, bool) {
+	if b.identity {
+		// Ids without gaps (the common case) are their own dense index:
+		// no lookup, which per edge is a cache miss.
+		return int32(id), int(id) < len(b.dense)
+	}
 	if int(id) >= len(b.dense) || b.dense[id] < 0 {
 		return 0, false
 	}
@@ -150,10 +157,10 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	fw.Prepare(b.edgeNames)
 	b.words = newLinkWordTally()
 	var rows int64
 	var prevS, prevD uint32
-	batch := make([]data.EdgeRow, 0, 4096)
 	err = src.Edges(func(e *data.EdgeRecord) error {
 		s, ok1 := b.denseOf(e.SrcID)
 		d, ok2 := b.denseOf(e.DstID)
@@ -164,16 +171,14 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 			return fmt.Errorf("edges out of order or repeated: %d→%d after %d→%d", e.SrcID, e.DstID, prevS, prevD)
 		}
 		prevS, prevD = e.SrcID, e.DstID
-		batch = append(batch, data.EdgeRow{
-			Src: b.names[s], Dst: b.names[d], SrcID: int32(e.SrcID), DstID: int32(e.DstID),
+		// The names are filled in by edgeNames, on the encoders.
+		err := fw.Add(data.EdgeRow{
+			SrcID: int32(e.SrcID), DstID: int32(e.DstID),
 			FirstSeen: e.FirstSeen.UTC(), LastSeen: e.LastSeen.UTC(),
 			Nofollow: e.Nofollow, Sitewide: e.Sitewide,
 		})
-		if len(batch) == cap(batch) {
-			if err := fw.Write(batch...); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if err != nil {
+			return err
 		}
 		if !e.Nofollow && s != d {
 			b.src = append(b.src, uint32(s))
@@ -185,15 +190,25 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 		rows++
 		return b.tick(ctx, "edges", rows)
 	})
-	if err == nil {
-		err = fw.Write(batch...)
-	}
 	if err != nil {
 		fw.Abort()
 		return 0, err
 	}
 	b.counts[data.EdgesFile] = rows
 	return rows, fw.Close()
+}
+
+// edgeNames fills in the src and dst names of edge rows whose ids writeEdges
+// checked: a lookup in a table far larger than the caches per name, done
+// by the Parquet encoders in parallel rather than by the single goroutine
+// that reads the store.
+func (b *builder) edgeNames(rows []data.EdgeRow) {
+	for i := range rows {
+		r := &rows[i]
+		s, _ := b.denseOf(uint32(r.SrcID))
+		d, _ := b.denseOf(uint32(r.DstID))
+		r.Src, r.Dst = b.names[s], b.names[d]
+	}
 }
 
 func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
@@ -216,25 +231,17 @@ func (b *builder) writeVisits(ctx context.Context, src Source) (int64, error) {
 		return 0, err
 	}
 	var rows int64
-	batch := make([]data.VisitRow, 0, 4096)
 	err = src.Visits(func(v *data.VisitLogEntry) error {
 		d, ok := b.denseOf(v.DomainID)
 		if !ok {
 			return fmt.Errorf("a visit names domain id %d, which the store does not list", v.DomainID)
 		}
-		batch = append(batch, visitRow(b.names[d], v))
-		if len(batch) == cap(batch) {
-			if err := fw.Write(batch...); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if err := fw.Add(visitRow(b.names[d], v)); err != nil {
+			return err
 		}
 		rows++
 		return b.tick(ctx, "visits", rows)
 	})
-	if err == nil {
-		err = fw.Write(batch...)
-	}
 	if err != nil {
 		fw.Abort()
 		return 0, err
@@ -309,7 +316,6 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	tiers := b.opts.Tiers
 	var sched []data.ScheduleRow
 	var rows int64
-	batch := make([]data.DomainRow, 0, 4096)
 	err = src.Domains(func(st *data.DomainState) error {
 		d, ok := b.denseOf(st.ID)
 		if !ok || b.names[d] != st.Name {
@@ -334,19 +340,12 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 			row.NextVisit = ptr(s.NextVisit)
 			row.PagesPerVisit = s.Pages
 		}
-		batch = append(batch, row)
-		if len(batch) == cap(batch) {
-			if err := fw.Write(batch...); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if err := fw.Add(row); err != nil {
+			return err
 		}
 		rows++
 		return b.tick(ctx, "write", rows)
 	})
-	if err == nil {
-		err = fw.Write(batch...)
-	}
 	if err != nil {
 		fw.Abort()
 		return 0, err

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // Row group sizes. DuckDB scans a Parquet file in parallel by row group and
@@ -36,74 +35,6 @@ const (
 var dictStrings = []parquet.WriterOption{
 	parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.RLEDictionary),
 	parquet.DictionaryMaxBytes(8 << 20),
-}
-
-// fileWriter streams rows of one type into one Parquet file, zstd
-// compressed, and makes the file durable on Close.
-type fileWriter[T any] struct {
-	path string
-	f    *os.File
-	w    *parquet.GenericWriter[T]
-	rows int64
-}
-
-func createParquet[T any](path string, rowGroupRows int64, extra ...parquet.WriterOption) (*fileWriter[T], error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	opts := []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.MaxRowsPerRowGroup(rowGroupRows),
-		parquet.DataPageStatistics(true),
-		parquet.CreatedBy("mapthenet", "1", ""),
-	}
-	w := parquet.NewGenericWriter[T](f, append(opts, extra...)...)
-	return &fileWriter[T]{path: path, f: f, w: w}, nil
-}
-
-func (fw *fileWriter[T]) Write(rows ...T) error {
-	if _, err := fw.w.Write(rows); err != nil {
-		return fmt.Errorf("%s: %w", fw.path, err)
-	}
-	fw.rows += int64(len(rows))
-	return nil
-}
-
-// Close finishes the file (footer, statistics), fsyncs and closes it.
-func (fw *fileWriter[T]) Close() error {
-	err := fw.w.Close()
-	if err == nil {
-		err = fw.f.Sync()
-	}
-	if cerr := fw.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", fw.path, err)
-	}
-	return nil
-}
-
-// Abort closes the file without caring about errors: the temporary
-// directory it is in goes away.
-func (fw *fileWriter[T]) Abort() { fw.f.Close() }
-
-// writeParquet writes all rows to a new file at once.
-func writeParquet[T any](path string, rowGroupRows int64, rows []T) (int64, error) {
-	fw, err := createParquet[T](path, rowGroupRows)
-	if err != nil {
-		return 0, err
-	}
-	for len(rows) > 0 {
-		n := min(len(rows), 8192)
-		if err := fw.Write(rows[:n]...); err != nil {
-			fw.Abort()
-			return 0, err
-		}
-		rows = rows[n:]
-	}
-	return fw.rows, fw.Close()
 }
 
 // ErrNotParquet marks a snapshot file that is not a readable Parquet file

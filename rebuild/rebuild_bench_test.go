@@ -88,3 +88,36 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRebuildStore rebuilds an existing store without the map's
+// layout (another concern, measured on its own), to profile the streaming
+// stages on a real-size graph. It is skipped unless MAPTHENET_BENCH_STORE
+// names a store, such as the one `go run ./bench -stages ingest -size M`
+// leaves:
+//
+//	MAPTHENET_BENCH_STORE=/tmp/benchdata/store-M go test ./rebuild -run '^$' \
+//	    -bench RebuildStore -benchtime 1x -cpuprofile cpu.out
+func BenchmarkRebuildStore(b *testing.B) {
+	path := os.Getenv("MAPTHENET_BENCH_STORE")
+	if path == "" {
+		b.Skip("MAPTHENET_BENCH_STORE is not set")
+	}
+	s, err := graph.Open(path, graph.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	dir := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 1, MapTop: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stages string
+		for _, st := range m.Stages {
+			stages += fmt.Sprintf(" %s=%.2fs", st.Stage, st.Seconds)
+		}
+		b.Logf("domains %d edges %d;%s", m.Counts[data.DomainsFile], m.Counts[data.EdgesFile], stages)
+	}
+}
