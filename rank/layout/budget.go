@@ -19,7 +19,7 @@ func work(n, m int) int64 { return int64(n) + int64(m)/edgeShare }
 // defaultBudget is DefaultParams.Budget: about 3.5 CPU seconds of
 // iterations (measured at about 1.1 µs a unit with theta 1.6), so that
 // laying out the top 200,000 of a million domains and placing the rest
-// takes about 3 s on two cores. Layouts of up to about 20,000 nodes and
+// takes about 3 s on two cores. Layouts of up to about 15,000 nodes and
 // 150,000 edges get the full cold iterations; bigger ones fewer per
 // level, and a warm start over 200,000 nodes and 1.5 million edges about
 // a dozen iterations (see plan).

@@ -26,7 +26,7 @@
 // node-iterations, an edge counting 1/32 of a node), so that the time of
 // a layout does not grow with the iteration count times the graph but
 // stays about the same for any big graph: about 3 s for 200,000 nodes and
-// 1.5 million edges on two cores. Graphs up to about 20,000 nodes and
+// 1.5 million edges on two cores. Graphs up to about 15,000 nodes and
 // 150,000 edges get the full 150 cold or 50 warm iterations, so small
 // maps are laid out as before. A bigger cold start is multilevel: the best
 // ranked nodes (a prefix of the order, a few thousand) are laid out with
