@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -358,7 +357,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	}
 	b.counts[data.DomainsFile] = rows
 
-	slices.SortFunc(sched, compareSchedule)
+	sortSchedule(sched)
 	n, err := writeParquet(b.path(data.ScheduleFile), smallRowGroup, sched)
 	b.counts[data.ScheduleFile] = n
 	return rows, err

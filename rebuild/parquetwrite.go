@@ -161,9 +161,17 @@ func (fw *fileWriter[T]) encode(e *rowGroupEncoder[T]) {
 			if fw.prepare != nil {
 				fw.prepare(m.rows)
 			}
-			if w == nil {
+			if buf == nil {
+				// One writer for all of the encoder's row groups: Reset keeps
+				// its buffers and dictionaries' tables at their grown size
+				// (a new writer's dictionaries rehash as they grow, a tenth
+				// of edges.parquet's encoding time).
 				buf = new(bytes.Buffer)
-				w = parquet.NewGenericWriter[T](buf, fw.opts...)
+				if w == nil {
+					w = parquet.NewGenericWriter[T](buf, fw.opts...)
+				} else {
+					w.Reset(buf)
+				}
 			}
 			if _, err := w.Write(m.rows); err != nil {
 				broken = true
@@ -178,7 +186,7 @@ func (fw *fileWriter[T]) encode(e *rowGroupEncoder[T]) {
 			continue
 		}
 		g := encodedGroup{}
-		if w == nil {
+		if buf == nil {
 			g.err = errors.New("an empty row group") // never sent: the producer ends only row groups with rows
 		} else if g.err = w.Close(); g.err == nil {
 			g.file, g.err = parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
@@ -188,7 +196,7 @@ func (fw *fileWriter[T]) encode(e *rowGroupEncoder[T]) {
 			fw.fail(g.err)
 		}
 		e.out <- g
-		w, buf = nil, nil
+		buf = nil
 	}
 }
 

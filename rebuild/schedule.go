@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"cmp"
+	"slices"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -61,3 +62,38 @@ func compareSchedule(a, b data.ScheduleRow) int {
 
 // CompareSchedule is compareSchedule for readers of schedule.parquet.
 func CompareSchedule(a, b data.ScheduleRow) int { return compareSchedule(a, b) }
+
+// sortSchedule sorts rows by compareSchedule. A million rows of 70 bytes
+// sort several times faster by a small key (the time as seconds and
+// nanoseconds, the priority, the row's index) than by moving the rows
+// themselves; names are compared only where time and priority tie.
+func sortSchedule(rows []data.ScheduleRow) {
+	type key struct {
+		sec      int64
+		nsec     int32
+		idx      int32
+		priority int64
+	}
+	keys := make([]key, len(rows))
+	for i := range rows {
+		t := rows[i].NextVisit
+		keys[i] = key{sec: t.Unix(), nsec: int32(t.Nanosecond()), idx: int32(i), priority: rows[i].Priority}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.sec, b.sec); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.nsec, b.nsec); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.priority, a.priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(rows[a.idx].Domain, rows[b.idx].Domain)
+	})
+	sorted := make([]data.ScheduleRow, len(rows))
+	for i, k := range keys {
+		sorted[i] = rows[k.idx]
+	}
+	copy(rows, sorted)
+}
