@@ -30,7 +30,7 @@
 // 150,000 edges get the full 150 cold or 50 warm iterations, so small
 // maps are laid out as before. A bigger cold start is multilevel: the best
 // ranked nodes (a prefix of the order, a few thousand) are laid out with
-// the full cold iterations, then prefixes four times bigger each start
+// the full cold iterations, then prefixes eight times bigger each start
 // from the one before (new nodes beside their laid-out neighbours, as in
 // a warm start) and get the rest of the budget, a few iterations each. A
 // bigger warm start gets what the budget pays for (about a dozen
