@@ -104,15 +104,22 @@ func fill(n int, deg []uint32, each func(add func(u, v uint32))) *Graph {
 		adj[deg[v]] = u
 		deg[v]++
 	})
-	// Sort and compact each row; rows only ever move down.
+	// Sort and compact each row, rows apart on GOMAXPROCS goroutines (each
+	// row is its own: the result is the same), then move the rows down.
+	size := make([]uint32, n)
+	forChunks(n, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := adj[offsets[i]:offsets[i+1]]
+			slices.Sort(row)
+			size[i] = uint32(len(slices.Compact(row)))
+		}
+	})
 	w := uint32(0)
 	for i := range n {
-		row := adj[offsets[i]:offsets[i+1]]
-		slices.Sort(row)
-		row = slices.Compact(row)
-		copy(adj[w:], row)
+		start := offsets[i]
+		copy(adj[w:], adj[start:start+size[i]])
 		offsets[i] = w
-		w += uint32(len(row))
+		w += size[i]
 	}
 	offsets[n] = w
 	return &Graph{Offsets: offsets, Adj: slices.Clip(adj[:w])}

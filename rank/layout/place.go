@@ -27,9 +27,12 @@ const maxPlaceWaves = 8
 // million edges takes a few tens of milliseconds, the others far less.
 func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uint32) uint64, jitter float64, seed uint64) int {
 	n := g.N
-	sx := make([]float64, n)
-	sy := make([]float64, n)
-	cnt := make([]uint32, n)
+	// A node's sums side by side: one cache miss per edge, not three.
+	type sums struct {
+		x, y float64
+		n    uint32
+	}
+	acc := make([]sums, n)
 	// state: what each node is in this wave.
 	const (
 		other    = iota // unranked, or placed before the wave before
@@ -52,17 +55,19 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 			case open:
 				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
 					if state[u] == frontier {
-						sx[v] += x[u]
-						sy[v] += y[u]
-						cnt[v]++
+						a := &acc[v]
+						a.x += x[u]
+						a.y += y[u]
+						a.n++
 					}
 				}
 			case frontier:
 				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
 					if state[u] == open {
-						sx[u] += x[v]
-						sy[u] += y[v]
-						cnt[u]++
+						a := &acc[u]
+						a.x += x[v]
+						a.y += y[v]
+						a.n++
 					}
 				}
 			}
@@ -72,13 +77,13 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 			if state[v] == frontier {
 				state[v] = other
 			}
-			if c := cnt[v]; c > 0 {
+			if a := acc[v]; a.n > 0 {
 				dx, dy := disk(key(uint32(v)), seed, jitter)
 				// Written after the pass over all edges: a wave never
 				// sees its own placements.
-				x[v] = sx[v]/float64(c) + dx
-				y[v] = sy[v]/float64(c) + dy
-				sx[v], sy[v], cnt[v] = 0, 0, 0
+				x[v] = a.x/float64(a.n) + dx
+				y[v] = a.y/float64(a.n) + dy
+				acc[v] = sums{}
 				state[v] = frontier
 				placed++
 			}
