@@ -349,7 +349,15 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		fw.Abort()
 		return 0, err
 	}
-	if err := fw.Close(); err != nil {
+	// The schedule sorts while the encoders finish domains.parquet.
+	sorted := make(chan struct{})
+	go func() {
+		sortSchedule(sched)
+		close(sorted)
+	}()
+	err = fw.Close()
+	<-sorted
+	if err != nil {
 		return 0, err
 	}
 	if rows != int64(len(b.names)) {
@@ -357,7 +365,6 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	}
 	b.counts[data.DomainsFile] = rows
 
-	sortSchedule(sched)
 	n, err := writeParquet(b.path(data.ScheduleFile), smallRowGroup, sched)
 	b.counts[data.ScheduleFile] = n
 	return rows, err
