@@ -60,7 +60,9 @@ func (r *nameRun) len() int {
 }
 
 // dictNames is a column chunk's dictionary: its names, their hashes, and
-// their ids, which each shard fills in for its names on first use.
+// their ids, which each shard fills in for its names on first use. Every
+// entry is interned, used or not: writers put in a chunk's dictionary the
+// values of that chunk only.
 type dictNames struct {
 	vals   []byte
 	offs   []uint32
@@ -196,9 +198,6 @@ func (d *decoder) rowGroup(rg int, g parquet.RowGroup) error {
 			b = new(batch)
 		}
 		b.rg = rg
-		if d.cols.nofollow >= 0 && b.nofollow == nil {
-			b.nofollow = []bool{}
-		}
 		target := min(rows, lo+targetBatchRows)
 		for c, pc := range cur {
 			for pc != nil && pc.read < target {
