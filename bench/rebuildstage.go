@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -31,8 +32,9 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return nil, err
 	}
-	var man data.Manifest
-	m, err := runChild(&man, "rebuild", storeDir(e), out, strconv.Itoa(e.workers), strconv.Itoa(e.mapTop))
+	var res rebuildResult
+	man := &res.Manifest
+	m, err := runChild(&res, "rebuild", storeDir(e), out, strconv.Itoa(e.workers), strconv.Itoa(e.mapTop))
 	if err != nil {
 		return rows, err
 	}
@@ -45,6 +47,9 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	)
 	for _, st := range man.Stages {
 		v := secs(st.Seconds)
+		if cpu, ok := res.StageCPU[st.Stage]; ok {
+			v += ", CPU " + secs(cpu)
+		}
 		if st.Rows > 0 {
 			v += fmt.Sprintf(" (%d rows)", st.Rows)
 		}
@@ -53,9 +58,17 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	return rows, nil
 }
 
+// rebuildResult is what the rebuild child reports: the manifest, and the
+// CPU time (user+sys, seconds) of each stage, which a busy machine
+// distorts less than the manifest's wall times.
+type rebuildResult struct {
+	data.Manifest
+	StageCPU map[string]float64 `json:"stage_cpu_seconds"`
+}
+
 // childRebuild opens the store and runs rebuild.Run into a data
-// directory of its own; it returns the manifest.
-func childRebuild(args []string) (*data.Manifest, error) {
+// directory of its own; it returns the manifest and each stage's CPU time.
+func childRebuild(args []string) (*rebuildResult, error) {
 	if len(args) != 4 {
 		return nil, fmt.Errorf("rebuild: want STORE DATADIR WORKERS MAPTOP")
 	}
@@ -66,11 +79,36 @@ func childRebuild(args []string) (*data.Manifest, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return rebuild.Run(context.Background(), s, rebuild.Options{
-		DataDir: args[1],
-		Now:     time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
-		Keep:    1,
-		Rank:    rank.Params{Workers: workers},
-		MapTop:  mapTop,
+	// The process's CPU time when each stage last reports (at its end).
+	cpuAt := map[string]time.Duration{}
+	start := processCPU()
+	m, err := rebuild.Run(context.Background(), s, rebuild.Options{
+		DataDir:  args[1],
+		Now:      time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		Keep:     1,
+		Rank:     rank.Params{Workers: workers},
+		MapTop:   mapTop,
+		Progress: func(stage string, _ int64) { cpuAt[stage] = processCPU() },
 	})
+	if err != nil {
+		return nil, err
+	}
+	res := &rebuildResult{Manifest: *m, StageCPU: map[string]float64{}}
+	prev := start
+	for _, st := range m.Stages {
+		if at, ok := cpuAt[st.Stage]; ok {
+			res.StageCPU[st.Stage] = (at - prev).Seconds()
+			prev = at
+		}
+	}
+	return res, nil
+}
+
+// processCPU is the user and system time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
