@@ -109,14 +109,30 @@ func TestRenumber(t *testing.T) {
 		for i := range names {
 			src[i], dst[i] = uint32(i), uint32((i+1)%len(names))
 		}
-		sorted := renumber(slices.Clone(names), src, dst, 3)
-		if !slices.IsSorted(sorted) || len(sorted) != len(names) {
-			t.Fatalf("not sorted: %q", sorted)
-		}
-		for i := range names {
-			if sorted[src[i]] != names[i] || sorted[dst[i]] != names[(i+1)%len(names)] {
-				t.Fatalf("edge %d renumbered wrongly", i)
+		for _, workers := range []int{1, 2, 3, 8} { // merges cut into pieces too
+			s, d := slices.Clone(src), slices.Clone(dst)
+			sorted := renumber(slices.Clone(names), s, d, workers)
+			if !slices.IsSorted(sorted) || len(sorted) != len(names) {
+				t.Fatalf("workers %d: not sorted: %q", workers, sorted)
 			}
+			for i := range names {
+				if sorted[s[i]] != names[i] || sorted[d[i]] != names[(i+1)%len(names)] {
+					t.Fatalf("workers %d: edge %d renumbered wrongly", workers, i)
+				}
+			}
+		}
+	}
+}
+
+func TestSplitMerge(t *testing.T) {
+	a := []int{1, 4, 5, 9}
+	b := []int{2, 3, 6, 7, 8, 10}
+	merged := slices.Sorted(slices.Values(append(slices.Clone(a), b...)))
+	for k := 0; k <= len(merged); k++ {
+		i := splitMerge(a, b, k, func(x, y int) int { return x - y })
+		got := slices.Sorted(slices.Values(append(slices.Clone(a[:i]), b[:k-i]...)))
+		if !slices.Equal(got, merged[:k]) {
+			t.Errorf("k %d: %d from a: %v, want %v", k, i, got, merged[:k])
 		}
 	}
 }

@@ -68,14 +68,31 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 				next = append(next, bounds[k])
 			}
 			next = append(next, n)
-			parallel(len(pairs), func(p int) {
-				lo, mid, hi := pairs[p][0], pairs[p][1], pairs[p][2]
-				if hi < 0 { // odd one out: carry over
-					copy(buf[lo:mid], items[lo:mid])
-					return
+			// Each merge is cut into pieces so that every worker has one
+			// even when there are fewer merges than workers (the last
+			// merge, of two halves, would otherwise run on one core).
+			type piece struct{ a0, a1, b0, b1, out int }
+			var pieces []piece
+			cuts := max(1, workers/len(pairs))
+			for _, pr := range pairs {
+				lo, mid, hi := pr[0], pr[1], pr[2]
+				if hi < 0 { // odd one out: carried over
+					pieces = append(pieces, piece{lo, mid, mid, mid, lo})
+					continue
 				}
-				i, j, o := lo, mid, lo
-				for i < mid && j < hi {
+				a, b := items[lo:mid], items[mid:hi]
+				pi, pj := 0, 0
+				for c := 1; c <= cuts; c++ {
+					k := c * (hi - lo) / cuts
+					i := splitMerge(a, b, k, byName)
+					pieces = append(pieces, piece{lo + pi, lo + i, mid + pj, mid + k - i, lo + pi + pj})
+					pi, pj = i, k-i
+				}
+			}
+			parallel(len(pieces), func(p int) {
+				pc := pieces[p]
+				i, j, o := pc.a0, pc.b0, pc.out
+				for i < pc.a1 && j < pc.b1 {
 					if byName(items[j], items[i]) < 0 {
 						buf[o] = items[j]
 						j++
@@ -85,8 +102,8 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 					}
 					o++
 				}
-				o += copy(buf[o:], items[i:mid])
-				copy(buf[o:], items[j:hi])
+				o += copy(buf[o:], items[i:pc.a1])
+				copy(buf[o:], items[j:pc.b1])
 			})
 			items, buf = buf, items
 			bounds = next
@@ -109,6 +126,23 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 		}
 	})
 	return sorted
+}
+
+// splitMerge returns how many of the first k items of the merge of the
+// sorted runs a and b (no item in both) come from a.
+func splitMerge[T any](a, b []T, k int, cmp func(x, y T) int) int {
+	lo, hi := max(0, k-len(b)), min(k, len(a))
+	for lo < hi {
+		i := (lo + hi) / 2
+		j := k - i
+		// Too few from a while a[i] comes before b[j-1]: take more.
+		if j > 0 && cmp(a[i], b[j-1]) < 0 {
+			lo = i + 1
+		} else {
+			hi = i
+		}
+	}
+	return lo
 }
 
 // prefix8 is s's first 8 bytes as a big-endian number, zero-padded: it
