@@ -19,6 +19,8 @@ import (
 //     of stale versions. Close therefore compacts level 0 (Badger's
 //     CompactL0OnClose): the cost is one merge of at most a few memtables
 //     into the base level, paid once per crawl.
+//   - The visit log keeps a domain's visits of the Options.VisitHistory
+//     before its latest (trim.go): every pass drops older ones first.
 //   - The edge sets of the few huge sources go to the value log, which only
 //     value-log GC reclaims: a background loop runs it every
 //     GCOptions.Interval while the store is open for writing, and Close runs
@@ -117,14 +119,20 @@ func (g *gcLoop) run(t Ticker) {
 		case <-g.stop:
 			return
 		case <-t.C():
-			g.pass()
+			g.pass(false)
 		}
 	}
 }
 
-// pass runs value-log GC until a run rewrites nothing. Errors are logged,
-// not fatal: the store works on, only larger.
-func (g *gcLoop) pass() {
+// pass trims the visit log (trim.go), then runs value-log GC until a run
+// rewrites nothing. locked says the caller holds the writer lock (Close).
+// Errors are logged, not fatal: the store works on, only larger.
+func (g *gcLoop) pass(locked bool) {
+	if n, err := g.s.trimVisits(locked); err != nil {
+		g.s.log.Warn("visit log trim", "err", err)
+	} else if n > 0 {
+		g.s.log.Debug("visit log trimmed", "visits_dropped", n)
+	}
 	n, err := g.s.collect()
 	if err != nil {
 		g.s.log.Warn("value-log GC", "err", err)
@@ -145,7 +153,7 @@ func (g *gcLoop) close() {
 	g.once.Do(func() {
 		close(g.stop)
 		<-g.done
-		g.pass()
+		g.pass(true)
 		// An empty read at the newest version tells Badger that no reader
 		// needs anything older (its watermark of finished reads otherwise
 		// lags one commit behind), so that the level-0 compaction of Close

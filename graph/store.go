@@ -48,6 +48,10 @@ type Options struct {
 	// refused below it (space.go; 0: DefaultMinFreeSpace, negative: off).
 	GC           GCOptions
 	MinFreeSpace int64
+	// VisitHistory: the visit log keeps a domain's visits that started
+	// within it of the domain's latest (trim.go); 0 means
+	// DefaultVisitHistory, negative keeps all.
+	VisitHistory time.Duration
 }
 
 // DefaultNameCache is the default bound of the name→id cache: about
@@ -72,6 +76,8 @@ type Store struct {
 	removed  map[string]struct{} // the removal list's names
 	gc       *gcLoop             // background value-log GC (gc.go)
 	minFree  int64               // free-space reserve (space.go)
+	// visitHistory: the visit log's window (trim.go); 0 keeps all.
+	visitHistory time.Duration
 
 	// allIDs: ids holds every committed name, so a name it lacks is
 	// unknown without a database read (most of a link to a new domain's
@@ -132,7 +138,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("graph: open store at %s: %w%s", dir, err, uncleanHint(err, opts.ReadOnly))
 	}
-	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}, minFree: minFree(opts)}
+	s := &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}, minFree: minFree(opts),
+		visitHistory: visitHistory(opts)}
 	switch {
 	case opts.NameCache == 0:
 		s.maxIDs = DefaultNameCache
