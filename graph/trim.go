@@ -36,8 +36,8 @@ const DefaultVisitHistory = 90 * 24 * time.Hour
 
 // trimChunk is how many deletes one transaction carries: well inside
 // Badger's transaction limit, and short enough that a trim holding the
-// writer lock delays a crawl's batch only briefly.
-const trimChunk = 10_000
+// writer lock delays a crawl's batch only briefly. A variable for tests.
+var trimChunk = 10_000
 
 // visitHistory resolves Options.VisitHistory: 0 the default, negative
 // keep all (0).
@@ -60,17 +60,36 @@ func (s *Store) trimVisits(locked bool) (int, error) {
 	if s.visitHistory <= 0 || s.ro {
 		return 0, nil
 	}
-	var old [][]byte
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixVisit), PrefetchValues: false})
-		defer it.Close()
-		var group [][]byte // the current domain's keys, oldest first
-		window := uint64(s.visitHistory)
-		flush := func() {
-			if len(group) < 2 {
-				group = group[:0]
-				return
+	// A chunk at a time (scan, then delete), so that memory stays small
+	// however much history a store carries when it first meets the rule.
+	done := 0
+	from := []byte(prefixVisit)
+	for from != nil {
+		old, next, err := s.oldVisits(from)
+		if err != nil {
+			return done, fmt.Errorf("graph: trim visit log: %w", err)
+		}
+		for len(old) > 0 {
+			chunk := old[:min(trimChunk, len(old))]
+			old = old[len(chunk):]
+			if err := s.deleteKeys(chunk, locked); err != nil {
+				return done, fmt.Errorf("graph: trim visit log: %w", err)
 			}
+			done += len(chunk)
+		}
+		from = next
+	}
+	return done, nil
+}
+
+// oldVisits scans the visit log from key from, domain by domain, and
+// returns the keys to drop: about trimChunk of them (a domain is never
+// split), and the key to go on from (nil at the end of the log).
+func (s *Store) oldVisits(from []byte) (old [][]byte, next []byte, err error) {
+	window := uint64(s.visitHistory)
+	var group [][]byte // the current domain's keys, oldest first
+	flush := func() {
+		if len(group) >= 2 {
 			// The key's last 8 bytes are the start, Unix nanoseconds.
 			latest := binary.BigEndian.Uint64(group[len(group)-1][len(prefixVisit)+4:])
 			for _, k := range group[:len(group)-1] {
@@ -78,34 +97,30 @@ func (s *Store) trimVisits(locked bool) (int, error) {
 					old = append(old, k)
 				}
 			}
-			group = group[:0]
 		}
-		for it.Rewind(); it.Valid(); it.Next() {
+		group = group[:0]
+	}
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixVisit), PrefetchValues: false})
+		defer it.Close()
+		for it.Seek(from); it.Valid(); it.Next() {
 			k := it.Item().KeyCopy(nil)
 			if len(k) != len(prefixVisit)+12 {
 				return fmt.Errorf("%w: visit key of %d bytes", errCorrupt, len(k))
 			}
 			if len(group) > 0 && !bytes.Equal(group[0][:len(prefixVisit)+4], k[:len(prefixVisit)+4]) {
 				flush()
+				if len(old) >= trimChunk {
+					next = k
+					return nil
+				}
 			}
 			group = append(group, k)
 		}
 		flush()
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("graph: trim visit log: %w", err)
-	}
-	done := 0
-	for len(old) > 0 {
-		chunk := old[:min(trimChunk, len(old))]
-		old = old[len(chunk):]
-		if err := s.deleteKeys(chunk, locked); err != nil {
-			return done, fmt.Errorf("graph: trim visit log: %w", err)
-		}
-		done += len(chunk)
-	}
-	return done, nil
+	return old, next, err
 }
 
 // deleteKeys deletes keys in one transaction.

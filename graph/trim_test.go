@@ -33,15 +33,22 @@ func TestTrimVisits(t *testing.T) {
 	cases := []struct {
 		name    string
 		history time.Duration
+		chunk   int // trimChunk; 0: as is
 		want    map[string][]int
 	}{
-		{"default 90 days", 0, map[string][]int{"a.example": {150, 200}, "b.example": {0}, "c.example": {0, 1, 2}}},
-		{"one day", 24 * time.Hour, map[string][]int{"a.example": {200}, "b.example": {0}, "c.example": {1, 2}}},
-		{"an hour", time.Hour, map[string][]int{"a.example": {200}, "b.example": {0}, "c.example": {2}}},
-		{"keep all", -1, visits},
+		{"default 90 days", 0, 0, map[string][]int{"a.example": {150, 200}, "b.example": {0}, "c.example": {0, 1, 2}}},
+		{"one day", 24 * time.Hour, 0, map[string][]int{"a.example": {200}, "b.example": {0}, "c.example": {1, 2}}},
+		{"an hour", time.Hour, 0, map[string][]int{"a.example": {200}, "b.example": {0}, "c.example": {2}}},
+		{"keep all", -1, 0, visits},
+		// A scan and a delete per domain: the scan resumes where it stopped.
+		{"chunks of one", 24 * time.Hour, 1, map[string][]int{"a.example": {200}, "b.example": {0}, "c.example": {1, 2}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.chunk > 0 {
+				defer func(n int) { trimChunk = n }(trimChunk)
+				trimChunk = c.chunk
+			}
 			dir := t.TempDir()
 			opts := Options{VisitHistory: c.history, GC: GCOptions{Interval: -1}}
 			s, err := Open(dir, opts)
