@@ -152,3 +152,38 @@ func BenchmarkSnapshotEdges(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "edges/s")
 }
+
+// BenchmarkTrimVisits measures one trim pass over a visit log of 100,000
+// domains with four visits each, a year apart (three of each to drop the
+// first time; later passes only scan).
+//
+//	go test ./graph -run '^$' -bench TrimVisits -benchtime 1x
+func BenchmarkTrimVisits(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{GC: GCOptions{Interval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const domains = 100_000
+	for round := 0; round < 4; round++ {
+		for k := 0; k < domains/1000; k++ {
+			vs := make([]*data.VisitResult, 1000)
+			for i := range vs {
+				vs[i] = visit(fmt.Sprintf("site%d.example", k*1000+i), t0.AddDate(round, 0, 0), data.OutcomeOK)
+			}
+			if err := s.RecordVisits(vs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n, err := s.trimVisits(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.ReportMetric(float64(n), "dropped")
+		}
+	}
+}
