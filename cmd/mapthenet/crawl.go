@@ -44,6 +44,7 @@ type crawlFlags struct {
 	Recheck       time.Duration
 	AgentURL      string
 	AgentForm     string
+	NameCache     int
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -110,6 +111,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringVar(&fl.AgentForm, "signature-agent-form", "dictionary", "how Signature-Agent is sent: dictionary (latest draft) or string (quoted URL, as in Cloudflare's guide)")
 	f.StringArrayVar(&fl.Platforms, "platform", nil, "SUFFIX=DELAY: sites under SUFFIX share one pace (repeatable; default neocities.org=2s)")
 	f.DurationVar(&fl.Recheck, "recheck", time.Minute, "how often a running crawl looks for a new rebuilds/current schedule and for newly due domains")
+	f.IntVar(&fl.NameCache, "name-cache", graph.DefaultNameCache, "domain names kept in memory to spare a store read per link (about 250 bytes a name; -1: none)")
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	addNowFlag(cmd)
 	return cmd
@@ -127,7 +129,7 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	opts.Now = now
 	storeDir := filepath.Join(global.DataDir, "store")
 	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
-	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger})
+	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			// Badger's lock decided; the owner file only names the holder.
@@ -244,6 +246,9 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
 	}
 	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
+	if fl.NameCache < -1 {
+		return o, usagef("--name-cache must be a number of names, or -1 for none")
+	}
 	if fl.MinDelay < 0 || fl.IPDelay < 0 || fl.MaxDuration < 0 || fl.MaxSites < 0 || fl.Recheck < 0 {
 		return o, usagef("durations and counts must not be negative")
 	}
@@ -294,3 +299,12 @@ func isTerminal(w io.Writer) bool {
 }
 
 var _ = fmt.Sprint
+
+// nameCache turns --name-cache into graph.Options.NameCache, where 0 would
+// mean the default: on the command line 0 and -1 both mean no cache.
+func nameCache(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}

@@ -43,3 +43,21 @@ func TestCrawlSignatureAgentFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestCrawlNameCacheFlag(t *testing.T) {
+	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
+	for _, n := range []int{-2, -100} {
+		fl := good
+		fl.NameCache = n
+		var ue usageError
+		if _, err := crawlOptions(fl, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("--name-cache %d: err = %v, want a usage error", n, err)
+		}
+	}
+	// What reaches graph.Options.NameCache: 0 there would mean the default.
+	for in, want := range map[int]int{-1: -1, 0: -1, 5000: 5000} {
+		if got := nameCache(in); got != want {
+			t.Errorf("nameCache(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
