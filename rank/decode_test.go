@@ -85,17 +85,7 @@ func encodings(t testing.TB, path string) []aparquet.Encoding {
 // data pages of version 1 and 2, with pages that end at other rows in
 // each column.
 func TestRankEdgeFileEncodings(t *testing.T) {
-	g, err := graphgen.New(graphgen.Config{Domains: 3000, Edges: 20_000, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []edgeRow
-	if err := g.Edges(func(s, d uint32, nf bool) error {
-		rows = append(rows, edgeRow{g.Name(s), g.Name(d), nf})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rows := generatedRows(t, graphgen.Config{Domains: 3000, Edges: 20_000, Seed: 3})
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name+".parquet") }
 	writeParquet(t, path("reference"), rows, 0)

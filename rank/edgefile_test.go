@@ -25,6 +25,23 @@ type edgeRow struct {
 	Nofollow bool   `parquet:"nofollow"`
 }
 
+// generatedRows is a generated graph's edges as edge-file rows.
+func generatedRows(t testing.TB, cfg graphgen.Config) []edgeRow {
+	t.Helper()
+	g, err := graphgen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []edgeRow
+	if err := g.Edges(func(s, d uint32, nf bool) error {
+		rows = append(rows, edgeRow{g.Name(s), g.Name(d), nf})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 // writeParquet writes rows to a new file in dir, rowsPerGroup rows per
 // row group (0: one group).
 func writeParquet[T any](t testing.TB, path string, rows []T, rowsPerGroup int) {
@@ -131,17 +148,7 @@ func TestRankEdgeFileGolden(t *testing.T) {
 // TestRankEdgeFileOrderAndWorkers: the same output, bit for bit, for a
 // shuffled edge file cut into other row groups, and for any workers.
 func TestRankEdgeFileOrderAndWorkers(t *testing.T) {
-	g, err := graphgen.New(graphgen.Config{Domains: 20_000, Edges: 150_000, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []edgeRow
-	if err := g.Edges(func(s, d uint32, nf bool) error {
-		rows = append(rows, edgeRow{g.Name(s), g.Name(d), nf})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rows := generatedRows(t, graphgen.Config{Domains: 20_000, Edges: 150_000, Seed: 9})
 	dir := t.TempDir()
 	sorted := filepath.Join(dir, "sorted.parquet")
 	writeParquet(t, sorted, rows, 0)

@@ -11,15 +11,7 @@ import (
 // generated is the undirected graph of a graphgen graph.
 func generated(t *testing.T, domains int, edges int64) *Graph {
 	t.Helper()
-	gen, err := graphgen.New(graphgen.Config{Domains: domains, Edges: edges, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b []uint32
-	gen.Edges(func(s, d uint32, _ bool) error {
-		a, b = append(a, s), append(b, d)
-		return nil
-	})
+	_, a, b := generatedEdges(t, graphgen.Config{Domains: domains, Edges: edges, Seed: 5})
 	g, err := FromEdges(domains, a, b)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,11 @@
 package layout
 
-import "math"
+import (
+	"math"
+	"testing"
+
+	"github.com/mapthenet/mapthenet/graphgen"
+)
 
 // meanDisplacement is the mean distance between two layouts' positions
 // over the nodes placed in both.
@@ -54,4 +59,18 @@ func communityDistances(x, y []float64, k int, community func(uint32) int) (own,
 		n++
 	}
 	return own / float64(max(n, 1)), other / float64(max(n, 1)), n
+}
+
+// generatedEdges is a generated graph and its edges as (src, dst) id lists.
+func generatedEdges(t testing.TB, cfg graphgen.Config) (gen *graphgen.Generator, src, dst []uint32) {
+	t.Helper()
+	gen, err := graphgen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.Edges(func(s, d uint32, nofollow bool) error {
+		src, dst = append(src, s), append(dst, d)
+		return nil
+	})
+	return gen, src, dst
 }

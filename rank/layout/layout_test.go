@@ -85,15 +85,7 @@ func TestSameForAnyWorkers(t *testing.T) {
 // after one new edge moves its nodes little; with no change at all it
 // keeps every position exactly.
 func TestStableAcrossRebuilds(t *testing.T) {
-	gen, err := graphgen.New(graphgen.Config{Domains: 1000, Edges: 6000, Seed: 3, Communities: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var src, dst []uint32
-	gen.Edges(func(s, d uint32, nofollow bool) error {
-		src, dst = append(src, s), append(dst, d)
-		return nil
-	})
+	gen, src, dst := generatedEdges(t, graphgen.Config{Domains: 1000, Edges: 6000, Seed: 3, Communities: 5})
 	keys := make([]uint64, gen.Domains())
 	for v := range keys {
 		keys[v] = Key(gen.Name(uint32(v)))

@@ -53,15 +53,7 @@ func placeEveryEdge(g *rank.CSR, x, y []float64, want func(v uint32) bool, key f
 // every wave gives, bit for bit, on a sparse graph where some nodes are
 // several waves away and some are never reached.
 func TestPlaceSameAsEveryEdge(t *testing.T) {
-	gen, err := graphgen.New(graphgen.Config{Domains: 6000, Edges: 9000, Seed: 11, Communities: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var src, dst []uint32
-	gen.Edges(func(s, d uint32, nofollow bool) error {
-		src, dst = append(src, s), append(dst, d)
-		return nil
-	})
+	gen, src, dst := generatedEdges(t, graphgen.Config{Domains: 6000, Edges: 9000, Seed: 11, Communities: 7})
 	g, err := rank.BuildCSR(uint32(gen.Domains()), src, dst, 0)
 	if err != nil {
 		t.Fatal(err)
