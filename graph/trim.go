@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -123,7 +122,7 @@ func (s *Store) oldVisits(from []byte) (old [][]byte, next []byte, err error) {
 	return old, next, err
 }
 
-// deleteKeys deletes keys in one transaction.
+// deleteKeys deletes keys in one write transaction (the store's own).
 func (s *Store) deleteKeys(keys [][]byte, locked bool) error {
 	if !locked {
 		if err := s.lockWrite(); err != nil {
@@ -131,18 +130,12 @@ func (s *Store) deleteKeys(keys [][]byte, locked bool) error {
 		}
 		defer s.mu.Unlock()
 	}
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	for _, k := range keys {
-		if err := txn.Delete(k); err != nil {
-			return err
+	return s.write(func(b *batch) error {
+		for _, k := range keys {
+			if err := b.del(k); err != nil {
+				return err
+			}
 		}
-	}
-	if err := txn.Commit(); err != nil {
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("too many deletes for one transaction: %w", err)
-		}
-		return err
-	}
-	return nil
+		return nil
+	})
 }
