@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -17,6 +19,10 @@ import (
 // childFlag, as the first argument, makes this program a measured child:
 // bench -child-run JOB ARGS... runs one job and prints its result as JSON.
 const childFlag = "-child-run"
+
+// profileEnv names the directory a child writes its CPU profile to
+// (bench -cpuprofile), the child's environment being how it learns it.
+const profileEnv = "MAPTHENET_BENCH_CPUPROFILE"
 
 // measured is what the parent learns of a child run.
 type measured struct {
@@ -57,6 +63,18 @@ func childMain(args []string) int {
 	if len(args) < 1 {
 		fmt.Fprintln(os.Stderr, "bench child: no job")
 		return 2
+	}
+	if dir := os.Getenv(profileEnv); dir != "" {
+		f, err := os.Create(filepath.Join(dir, args[0]+".cpu"))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench child: cpu profile:", err)
+			return 1
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	var out any
 	var err error

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -66,8 +67,9 @@ func main() {
 	workers := flag.Int("workers", 0, "workers for the stages (0: GOMAXPROCS)")
 	noIgraph := flag.Bool("no-igraph", false, "skip the igraph comparison")
 	mapTop := flag.Int("maptop", 0, "rebuild stage: domains the map layout places by force (0: rebuild's default, negative: no map)")
+	cpuProfile := flag.String("cpuprofile", "", "write each measured child's CPU profile to `DIR`/JOB.cpu (for go tool pprof)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N]\n\nstages:\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N] [-cpuprofile DIR]\n\nstages:\n")
 		for _, s := range stages {
 			fmt.Fprintf(os.Stderr, "  %-8s %s\n", s.name, s.help)
 		}
@@ -75,6 +77,17 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if *cpuProfile != "" {
+		abs, err := filepath.Abs(*cpuProfile)
+		if err == nil {
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		os.Setenv(profileEnv, abs)
+	}
 	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
