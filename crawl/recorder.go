@@ -9,11 +9,12 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 )
 
-// recorder writes finished visits to the store from one goroutine, several
-// per transaction when they arrive faster than they are written (a store
-// write per visit would cap a fast crawl). A visit the store refuses
-// because its domain was removed meanwhile is dropped; the others are
-// written again without it.
+// recorder writes finished visits to the store, several per transaction
+// when they arrive faster than they are written (a store write per visit
+// would cap a fast crawl), from recordWriters goroutines: the store
+// prepares one batch while the other commits (graph/pipeline.go). A visit
+// the store refuses because its domain was removed meanwhile is dropped;
+// the others are written again without it.
 type recorder struct {
 	store  Store
 	log    *slog.Logger
@@ -24,7 +25,7 @@ type recorder struct {
 	err    error
 	closed bool
 	// onCommit, when set (before the first add), is told each batch the
-	// store has committed, from the recorder's goroutine.
+	// store has committed, from one of the recorder's goroutines.
 	onCommit func([]*data.VisitResult)
 	// failed is closed at the first store error (a full disk, say): the
 	// crawl stops rather than visit sites it cannot record.
@@ -32,12 +33,17 @@ type recorder struct {
 	failedOnce sync.Once
 }
 
-const recordBatch = 256
+const (
+	recordBatch   = 256
+	recordWriters = 2
+)
 
 func newRecorder(s Store, log *slog.Logger) *recorder {
 	r := &recorder{store: s, log: log, in: make(chan *data.VisitResult, recordBatch), failed: make(chan struct{})}
-	r.wg.Add(1)
-	go r.loop()
+	for range recordWriters {
+		r.wg.Add(1)
+		go r.loop()
+	}
 	return r
 }
 

@@ -14,7 +14,8 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 )
 
-// Store is what the crawl needs of the link store (*graph.Store).
+// Store is what the crawl needs of the link store (*graph.Store). Its
+// methods are called from several goroutines at once.
 type Store interface {
 	AddDomains(names []string, seen time.Time, seeded bool) error
 	RecordVisits(vs []*data.VisitResult) error

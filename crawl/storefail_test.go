@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -12,13 +13,13 @@ import (
 // failingStore refuses every visit, as a store on a full disk does.
 type failingStore struct {
 	Store
-	calls int
+	calls atomic.Int32
 }
 
 var errStoreFull = errors.New("graph: not enough free disk space")
 
 func (f *failingStore) RecordVisits([]*data.VisitResult) error {
-	f.calls++
+	f.calls.Add(1)
 	return errStoreFull
 }
 

@@ -11,25 +11,68 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// batch is one write transaction. It keeps the domain records it touches
-// in memory and writes each once at the end, so a batch of visits that
-// share domains does not rewrite them per visit. The store's caches
-// (name→id, followed bits, id counter) change only after the commit
-// succeeds: a failed transaction leaves no trace, and its ids are handed
-// out again, so ids stay dense.
+// batch is one write transaction, prepared and then committed. It keeps
+// the domain records it touches in memory and writes each once at the
+// end, so a batch of visits that share domains does not rewrite them per
+// visit. It reads through a view of the store opened before it started,
+// plus, in a pipelined RecordVisits (pipeline.go), the writes of the batch
+// still committing ahead of it (over). The store's caches (name→id,
+// followed bits, id counter) change only after the commit succeeds: a
+// failed transaction leaves no trace, and its ids are handed out again, so
+// ids stay dense.
 type batch struct {
 	s        *Store
-	txn      *badger.Txn
+	view     view   // read transactions: [0] the writer's, then one per prefetch helper
+	over     *batch // the batch committing ahead of this one, or nil
+	baseID   uint32 // the id counter this batch starts from
 	nextID   uint32
 	newNames map[string]uint32
 	found    map[string]uint32 // names read from the database, cached after commit
 	recs     map[uint32]*record
 	dirty    map[uint32]struct{}
 	followed map[uint32]struct{}
+	writes   []write // what the commit sets and deletes, in order
+	flushed  []flushedRecord
 
 	slab          slab   // the batch's keys and values
 	stBuf, adjBuf []byte // scratch for encoding a record
 	valBuf        []byte
+
+	// Set by the pipeline (pipeline.go), under s.mu but for err.
+	done    chan struct{} // closed when the commit has returned
+	err     error         // the commit's error, read after done
+	settled bool          // apply has run (or the commit failed)
+}
+
+// write is one key the commit sets, or deletes when del is set.
+type write struct {
+	key, val []byte
+	del      bool
+}
+
+// flushedRecord is a record value the batch writes, for the record cache.
+type flushedRecord struct {
+	id  uint32
+	val []byte
+}
+
+// view is a batch's read transactions, all opened at one moment (so they
+// see the same commits): one for the writer and one per prefetch helper,
+// since a Badger transaction is not for concurrent use.
+type view []*badger.Txn
+
+func (s *Store) openView() view {
+	v := make(view, prefetchWorkers+1)
+	for i := range v {
+		v[i] = s.db.NewTransaction(false)
+	}
+	return v
+}
+
+func (v view) discard() {
+	for _, t := range v {
+		t.Discard()
+	}
 }
 
 // slab hands out a batch's keys and values from a few large blocks rather
@@ -58,55 +101,84 @@ type record struct {
 	decoded bool
 }
 
-// write runs fn in one transaction and commits it. s.mu must be held.
-func (s *Store) write(fn func(*batch) error) error {
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	b := &batch{
+// newBatch starts a batch that reads through v and sees over's writes.
+func (s *Store) newBatch(v view, over *batch) *batch {
+	base := s.nextID
+	if over != nil {
+		base = over.nextID
+	}
+	return &batch{
 		s:        s,
-		txn:      txn,
-		nextID:   s.nextID,
+		view:     v,
+		over:     over,
+		baseID:   base,
+		nextID:   base,
 		newNames: map[string]uint32{},
 		found:    map[string]uint32{},
 		recs:     map[uint32]*record{},
 		dirty:    map[uint32]struct{}{},
 		followed: map[uint32]struct{}{},
 	}
+}
+
+// write runs fn in one transaction and commits it. s.mu must be held and
+// no batch in flight (lockWrite drains the pipeline).
+func (s *Store) write(fn func(*batch) error) error {
+	v := s.openView()
+	defer v.discard()
+	b := s.newBatch(v, nil)
 	if err := fn(b); err != nil {
 		return err
 	}
-	if err := b.flush(); err != nil {
+	b.flush()
+	if err := s.commit(b); err != nil {
 		return err
-	}
-	if err := txn.Commit(); err != nil {
-		return fmt.Errorf("graph: commit: %w", err)
 	}
 	b.apply()
 	return nil
 }
 
-func (b *batch) set(k, v []byte) error {
-	if err := b.txn.Set(k, v); err != nil {
+// commit writes a prepared batch in one Badger transaction.
+func (s *Store) commit(b *batch) error {
+	if testCommitHook != nil {
+		if err := testCommitHook(b); err != nil {
+			return err
+		}
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	for i := range b.writes {
+		w := &b.writes[i]
+		var err error
+		if w.del {
+			err = txn.Delete(w.key)
+		} else {
+			err = txn.Set(w.key, w.val)
+		}
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return fmt.Errorf("graph: the batch is too large for one transaction; record fewer visits at once: %w", err)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("graph: commit: %w", err)
 	}
 	return nil
 }
 
-func (b *batch) del(k []byte) error {
-	if err := b.txn.Delete(k); err != nil {
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("graph: the batch is too large for one transaction; record fewer visits at once: %w", err)
-		}
-		return err
-	}
-	return nil
-}
+// testCommitHook, when set by a test, runs before each commit; an error
+// fails the commit.
+var testCommitHook func(*batch) error
 
-// flush writes every changed domain record, and the id counter.
-func (b *batch) flush() error {
+// set and del queue a write for the commit. k and v must stay unchanged
+// until then (the slab's copies do).
+func (b *batch) set(k, v []byte) { b.writes = append(b.writes, write{key: k, val: v}) }
+func (b *batch) del(k []byte)    { b.writes = append(b.writes, write{key: k, del: true}) }
+
+// flush queues every changed domain record, and the id counter.
+func (b *batch) flush() {
 	var key [6]byte
 	copy(key[:], prefixDomain)
 	for id := range b.dirty {
@@ -122,14 +194,13 @@ func (b *batch) flush() error {
 		b.stBuf = encodeState(b.stBuf, &r.st)
 		b.valBuf = appendDomain(b.valBuf[:0], b.stBuf, adj)
 		binary.BigEndian.PutUint32(key[2:], id)
-		if err := b.set(b.slab.copy(key[:]), b.slab.copy(b.valBuf)); err != nil {
-			return err
-		}
+		val := b.slab.copy(b.valBuf)
+		b.set(b.slab.copy(key[:]), val)
+		b.flushed = append(b.flushed, flushedRecord{id, val})
 	}
-	if b.nextID != b.s.nextID {
-		return b.set(keyNextID, binary.AppendUvarint(nil, uint64(b.nextID)))
+	if b.nextID != b.baseID {
+		b.set(keyNextID, binary.AppendUvarint(nil, uint64(b.nextID)))
 	}
-	return nil
 }
 
 // apply moves what the committed batch learnt into the store's caches.
@@ -144,6 +215,9 @@ func (b *batch) apply() {
 	}
 	for id := range b.followed {
 		s.setFollowed(id)
+	}
+	for _, r := range b.flushed {
+		s.rcache.put(r.id, r.val)
 	}
 }
 
@@ -180,12 +254,18 @@ func (s *Store) setFollowed(id uint32) {
 	s.followed[w] |= 1 << (id % 64)
 }
 
-// lookup finds the id of a known name: this batch's new names, the cache,
-// then the database. What it finds there goes into the cache after the
-// commit (not now: the prefetch helper reads the cache meanwhile).
+// lookup finds the id of a known name: this batch's new names, those of
+// the batch committing ahead, the cache, then the database. What it finds
+// there goes into the cache after the commit (not now: the prefetch
+// helpers read the cache meanwhile).
 func (b *batch) lookup(name string) (uint32, bool, error) {
 	if id, ok := b.newNames[name]; ok {
 		return id, true, nil
+	}
+	if b.over != nil {
+		if id, ok := b.over.newNames[name]; ok {
+			return id, true, nil
+		}
 	}
 	if id, ok := b.s.ids[name]; ok {
 		return id, true, nil
@@ -193,10 +273,15 @@ func (b *batch) lookup(name string) (uint32, bool, error) {
 	if id, ok := b.found[name]; ok {
 		return id, true, nil
 	}
+	if b.over != nil {
+		if id, ok := b.over.found[name]; ok {
+			return id, true, nil
+		}
+	}
 	if b.s.allIDs {
 		return 0, false, nil
 	}
-	id, ok, err := getID(b.txn, name)
+	id, ok, err := getID(b.view[0], name)
 	if err != nil || !ok {
 		return 0, false, err
 	}
@@ -221,9 +306,7 @@ func (b *batch) lookupOrCreate(name string, seen time.Time) (uint32, bool, error
 	b.newNames[name] = id
 	b.recs[id] = &record{st: data.DomainState{ID: id, Name: name, FirstSeen: seen}, decoded: true}
 	b.dirty[id] = struct{}{}
-	if err := b.set(nameKey(name), binary.BigEndian.AppendUint32(nil, id)); err != nil {
-		return 0, false, err
-	}
+	b.set(nameKey(name), binary.BigEndian.AppendUint32(nil, id))
 	return id, true, nil
 }
 
@@ -233,7 +316,11 @@ func (b *batch) rec(id uint32) (*record, error) {
 	if r, ok := b.recs[id]; ok {
 		return r, nil
 	}
-	r, err := readRecord(b.txn, id, false, true)
+	if r := b.overRec(id); r != nil {
+		b.recs[id] = r
+		return r, nil
+	}
+	r, err := b.s.readRecord(b.view[0], id, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +329,21 @@ func (b *batch) rec(id uint32) (*record, error) {
 	}
 	b.recs[id] = r
 	return r, nil
+}
+
+// overRec returns a copy of the record of id the batch ahead holds, or
+// nil. The copy shares the edge slice and encoded bytes, which no batch
+// changes in place (new edge sets are new slices).
+func (b *batch) overRec(id uint32) *record {
+	if b.over == nil {
+		return nil
+	}
+	r, ok := b.over.recs[id]
+	if !ok {
+		return nil
+	}
+	c := *r
+	return &c
 }
 
 // state returns the batch's copy of a domain's state, for changing.
@@ -255,15 +357,20 @@ func (b *batch) state(id uint32) (*data.DomainState, error) {
 
 // markFollowed sets FollowedIn on a link target: a blind write of its
 // f/<id> key, skipped when the store already knows it is set.
-func (b *batch) markFollowed(id uint32) error {
+func (b *batch) markFollowed(id uint32) {
 	if b.s.isFollowed(id) {
-		return nil
+		return
 	}
 	if _, ok := b.followed[id]; ok {
-		return nil
+		return
+	}
+	if b.over != nil {
+		if _, ok := b.over.followed[id]; ok {
+			return
+		}
 	}
 	b.followed[id] = struct{}{}
-	return b.set(idKey(prefixFollow, id), nil)
+	b.set(idKey(prefixFollow, id), nil)
 }
 
 // edges returns the batch's copy of src's out-edges, sorted by dst.

@@ -9,18 +9,20 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// A batch of visits is written by one goroutine (Badger allows one writer
-// per transaction), but most of the work per visit does not need the
-// transaction: reading and decoding the visited domain's record, looking
-// link targets up in the name cache, normalising the others. A helper
-// goroutines do that for the visits ahead of the writer, on the other
-// cores (BenchmarkRecordVisits: without them the writer does it all, on
-// one core, and ingest is about half as fast).
+// A batch of visits is prepared by one goroutine (the writer), but most of
+// the work per visit does not need the batch: reading and decoding the
+// visited domain's record, looking link targets up in the name cache,
+// normalising the others. Helper goroutines do that for the visits ahead
+// of the writer, on the other cores (BenchmarkRecordVisits: without them
+// the writer does it all, on one core, and ingest is about half as fast).
 //
-// It is safe because the writer mutex is held throughout: no commit lands
-// between the helper's read transaction and the writer's, and nothing
-// writes the name cache until the helper has finished (the batch keeps its
-// finds in batch.found and adds them after the commit).
+// It is safe because the writer mutex is held throughout: the helpers
+// read the same view of the store as the writer (transactions opened at
+// one moment), and nothing writes the name cache until they have finished
+// (the batch keeps its finds in batch.found and adds them after the
+// commit). What the batch committing ahead changed is newer than that
+// view: the writer takes it from that batch (batch.over), not from the
+// helpers.
 
 // prefetched is the helper's work for one visit.
 type prefetched struct {
@@ -46,11 +48,11 @@ var prefetchWorkers = 2
 // prefetch starts the helpers over vs: helper w takes the visits i with
 // i % prefetchWorkers == w, in order. next(i) is visit i's work, to be
 // taken once per visit in order; stop ends the helpers and waits for them.
-func (s *Store) prefetch(txn *badger.Txn, vs []*data.VisitResult) (next func(i int) *prefetched, stop func()) {
-	workers := min(prefetchWorkers, len(vs)/8)
-	if workers == 0 {
+func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *prefetched, stop func()) {
+	workers := min(prefetchWorkers, len(vs)/8, len(v)-1)
+	if workers <= 0 {
 		// Too few visits to be worth a goroutine: the writer does it.
-		return func(i int) *prefetched { return s.prefetchOne(txn, vs[i]) }, func() {}
+		return func(i int) *prefetched { return s.prefetchOne(v[0], vs[i]) }, func() {}
 	}
 	outs := make([]chan *prefetched, workers)
 	quit := make(chan struct{})
@@ -62,8 +64,7 @@ func (s *Store) prefetch(txn *badger.Txn, vs []*data.VisitResult) (next func(i i
 		go func() {
 			defer wg.Done()
 			defer close(out)
-			txn := s.db.NewTransaction(false)
-			defer txn.Discard()
+			txn := v[1+w]
 			for i := w; i < len(vs); i += workers {
 				p := s.prefetchOne(txn, vs[i])
 				select {
@@ -88,7 +89,7 @@ func (s *Store) prefetchOne(txn *badger.Txn, v *data.VisitResult) *prefetched {
 	pages := readsPages(v.Outcome)
 	if id, ok := s.ids[v.Domain]; ok {
 		p.src, p.known = id, true
-		p.rec, p.err = readRecord(txn, id, pages, !replaces(v))
+		p.rec, p.err = s.readRecord(txn, id, pages, !replaces(v))
 	}
 	if pages {
 		p.dst = make([]target, len(v.Links))
@@ -104,10 +105,13 @@ func (s *Store) prefetchOne(txn *badger.Txn, v *data.VisitResult) *prefetched {
 	return p
 }
 
-// readRecord reads and decodes a domain's d/<id> record, its edges too
-// when edges is set (their words only if words is set). It returns nil,
-// nil when there is none.
-func readRecord(txn *badger.Txn, id uint32, edges, words bool) (*record, error) {
+// readRecord reads and decodes a domain's d/<id> record, from the record
+// cache or else through txn, its edges too when edges is set (their words
+// only if words is set). It returns nil, nil when there is none.
+func (s *Store) readRecord(txn *badger.Txn, id uint32, edges, words bool) (*record, error) {
+	if v := s.rcache.get(id); v != nil {
+		return decodeRecord(id, v, edges, words)
+	}
 	item, err := txn.Get(idKey(prefixDomain, id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
@@ -115,25 +119,31 @@ func readRecord(txn *badger.Txn, id uint32, edges, words bool) (*record, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := new(record)
+	var r *record
 	err = item.Value(func(v []byte) error {
-		tail, err := decodeDomain(id, v, &r.st)
-		if err != nil || len(tail) == 0 {
-			return err
-		}
-		if edges {
-			r.edges, err = decodeAdjWords(id, tail, nil, words)
-			r.decoded = true
-			return err
-		}
-		r.raw = append([]byte(nil), tail...)
-		return nil
+		r, err = decodeRecord(id, v, edges, words)
+		return err
 	})
+	return r, err
+}
+
+// decodeRecord decodes a d/<id> value, which it does not keep.
+func decodeRecord(id uint32, v []byte, edges, words bool) (*record, error) {
+	r := new(record)
+	tail, err := decodeDomain(id, v, &r.st)
 	if err != nil {
 		return nil, err
 	}
-	if !edges && len(r.raw) == 0 {
+	switch {
+	case len(tail) == 0:
 		r.decoded = true
+	case edges:
+		if r.edges, err = decodeAdjWords(id, tail, nil, words); err != nil {
+			return nil, err
+		}
+		r.decoded = true
+	default:
+		r.raw = append([]byte(nil), tail...)
 	}
 	return r, nil
 }

@@ -59,23 +59,26 @@ func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 			return &VisitError{Index: i, Domain: name, Err: err}
 		}
 	}
-	if err := s.lockWrite(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	return s.write(func(b *batch) error {
-		next, stop := s.prefetch(b.txn, vs)
-		defer stop()
-		for i, v := range vs {
-			if err := b.record(v, next(i)); err != nil {
-				if visitsFault(err) {
-					return &VisitError{Index: i, Domain: v.Domain, Err: err}
-				}
-				return err // the store's trouble (full, too big a batch): not this visit's
+	return s.pipeline(vs)
+}
+
+// prepare applies vs to a new batch reading through v, over the batch
+// still committing ahead of it, if any; the batch is then ready to commit.
+// s.mu is held.
+func (s *Store) prepare(vs []*data.VisitResult, v view, over *batch) (*batch, error) {
+	b := s.newBatch(v, over)
+	next, stop := s.prefetch(v, vs)
+	defer stop()
+	for i, visit := range vs {
+		if err := b.record(visit, next(i)); err != nil {
+			if visitsFault(err) {
+				return nil, &VisitError{Index: i, Domain: visit.Domain, Err: err}
 			}
+			return nil, err // the store's trouble: not this visit's
 		}
-		return nil
-	})
+	}
+	b.flush()
+	return b, nil
 }
 
 // visitsFault reports whether an error recording a visit is down to that
@@ -123,13 +126,18 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 	src, known := p.src, p.known
 	var err error
 	if known {
-		if p.err != nil {
-			return p.err
-		}
-		if _, ok := b.recs[src]; !ok && p.rec != nil {
-			// Committed and untouched by this batch so far: the
-			// helper's copy is current.
-			b.recs[src] = p.rec
+		if _, ok := b.recs[src]; !ok {
+			if r := b.overRec(src); r != nil {
+				// The batch ahead changed it: the helper read an
+				// older version.
+				b.recs[src] = r
+			} else if p.err != nil {
+				return p.err
+			} else if p.rec != nil {
+				// Committed and untouched since: the helper's copy
+				// is current.
+				b.recs[src] = p.rec
+			}
 		}
 	} else if src, known, err = b.lookup(v.Domain); err != nil {
 		return err
@@ -156,9 +164,7 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 		}
 		for i := range links {
 			if !links[i].nofollow {
-				if err := b.markFollowed(links[i].dst); err != nil {
-					return err
-				}
+				b.markFollowed(links[i].dst)
 			}
 		}
 		old, err := b.edges(src)
@@ -173,7 +179,8 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 		}
 	}
 	b.valBuf = encodeVisit(b.valBuf, v)
-	return b.set(b.slab.copy(visitKey(src, v.StartedAt)), b.slab.copy(b.valBuf))
+	b.set(b.slab.copy(visitKey(src, v.StartedAt)), b.slab.copy(b.valBuf))
+	return nil
 }
 
 // applyVisit updates a domain's state with what a visit learnt.

@@ -46,6 +46,8 @@ func (s *Store) RemoveDomain(name, reason, proof string, at time.Time) error {
 	if s.ids != nil {
 		delete(s.ids, name)
 	}
+	// The purge rewrites the records of the domains that linked to it.
+	s.rcache.reset()
 	if err := s.purge(name); err != nil {
 		return fmt.Errorf("graph: remove %s: %w", name, err)
 	}

@@ -44,6 +44,10 @@ type Options struct {
 	// NameCache bounds the in-memory name→id cache that spares a database
 	// read per link; 0 means DefaultNameCache, negative disables it.
 	NameCache int
+	// RecordCache is the size in bytes of the cache of recently written
+	// domain records (reccache.go); 0 means DefaultRecordCache, negative
+	// disables it.
+	RecordCache int
 	// GC: value-log GC and compaction (gc.go). MinFreeSpace: writes are
 	// refused below it (space.go; 0: DefaultMinFreeSpace, negative: off).
 	GC           GCOptions
@@ -73,10 +77,13 @@ type Store struct {
 
 	mu       sync.Mutex // held by every writer
 	closed   bool
+	inflight *batch              // a RecordVisits batch still committing (pipeline.go)
+	ahead    view                // the view the next batch reads through, while inflight
 	nextID   uint32              // next id to allocate; committed value is m/nextid
 	ids      map[string]uint32   // name→id cache of committed names
 	maxIDs   int                 // bound of ids; 0: no cache
 	followed []uint64            // bit per id: FollowedIn is committed true
+	rcache   *recordCache        // committed d/ values written lately (reccache.go)
 	removed  map[string]struct{} // the removal list's names
 	gc       *gcLoop             // background value-log GC (gc.go)
 	minFree  int64               // free-space reserve (space.go)
@@ -152,6 +159,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if s.maxIDs > 0 {
 		s.ids = make(map[string]uint32)
+	}
+	if !s.ro {
+		switch {
+		case opts.RecordCache == 0:
+			s.rcache = newRecordCache(DefaultRecordCache)
+		case opts.RecordCache > 0:
+			s.rcache = newRecordCache(opts.RecordCache)
+		}
 	}
 	if err := s.load(); err != nil {
 		db.Close()
@@ -282,6 +297,7 @@ func (s *Store) Close() error {
 	if s.closed {
 		return nil
 	}
+	s.drain()
 	s.closed = true
 	s.gc.close()
 	if err := s.db.Close(); err != nil {
@@ -290,8 +306,19 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// lockWrite takes the writer mutex, refusing on a closed or read-only store.
+// lockWrite takes the writer mutex with no batch in flight (pipeline.go),
+// refusing on a closed or read-only store.
 func (s *Store) lockWrite() error {
+	if err := s.lockOpen(); err != nil {
+		return err
+	}
+	s.drain()
+	return nil
+}
+
+// lockOpen takes the writer mutex, refusing on a closed or read-only
+// store; a pipelined batch may still be committing.
+func (s *Store) lockOpen() error {
 	s.mu.Lock()
 	switch {
 	case s.closed:

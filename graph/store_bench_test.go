@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
@@ -19,13 +21,18 @@ import (
 // (-bench 'RecordVisits/batch=1024' picks the main case alone.)
 func BenchmarkRecordVisits(b *testing.B) {
 	for _, batch := range []int{256, 1024} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, Options{}) })
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 1, Options{}) })
 	}
-	b.Run("nocache/batch=1024", func(b *testing.B) { benchRecord(b, 1024, Options{NameCache: -1}) })
+	// Two callers, as the crawl's recorder has: one batch prepares while
+	// the other commits (pipeline.go).
+	for _, batch := range []int{256, 1024} {
+		b.Run(fmt.Sprintf("pipelined/batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 2, Options{}) })
+	}
+	b.Run("nocache/batch=1024", func(b *testing.B) { benchRecord(b, 1024, 1, Options{NameCache: -1}) })
 	b.Run("noprefetch/batch=1024", func(b *testing.B) {
 		defer func(n int) { prefetchWorkers = n }(prefetchWorkers)
 		prefetchWorkers = 0
-		benchRecord(b, 1024, Options{})
+		benchRecord(b, 1024, 1, Options{})
 	})
 }
 
@@ -52,7 +59,8 @@ func benchStore(b *testing.B, opts Options, names []string, mk func(time.Time, i
 	return s
 }
 
-func benchRecord(b *testing.B, batchSize int, opts Options) {
+// benchRecord records b.N batches from callers goroutines.
+func benchRecord(b *testing.B, batchSize, callers int, opts Options) {
 	const known = 200_000
 	names := make([]string, known)
 	for i := range names {
@@ -88,9 +96,38 @@ func benchRecord(b *testing.B, batchSize int, opts Options) {
 	}
 	b.ReportAllocs()
 	cpu0 := cpuTime()
+	if f := os.Getenv("GRAPH_BENCH_CPUPROFILE"); f != "" {
+		// Just the timed part (the store's set-up left out).
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := s.RecordVisits(batches[i]); err != nil {
+	work := make(chan []*data.VisitResult)
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			var first error
+			for vs := range work {
+				if err := s.RecordVisits(vs); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, vs := range batches {
+		work <- vs
+	}
+	close(work)
+	for range callers {
+		if err := <-errs; err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -132,9 +132,7 @@ func (s *Store) deleteKeys(keys [][]byte, locked bool) error {
 	}
 	return s.write(func(b *batch) error {
 		for _, k := range keys {
-			if err := b.del(k); err != nil {
-				return err
-			}
+			b.del(k)
 		}
 		return nil
 	})
