@@ -17,7 +17,7 @@ import (
 // byName is a dump with ids replaced by names, so that stores whose ids
 // were handed out in another order compare equal.
 type byName struct {
-	IDs     uint32 // ids handed out: as many as domains when none was removed
+	IDs     uint32                      // ids handed out: as many as domains when none was removed
 	Domains map[string]data.DomainState // ID zeroed
 	Edges   []string
 	Visits  []string
@@ -147,7 +147,7 @@ func TestPipelineOverlay(t *testing.T) {
 	t1 := t0.Add(time.Hour)
 	first := []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("x.example", "one"), nofollow("y.example"))}
 	second := []*data.VisitResult{
-		visit("x.example", t1, data.OutcomeOK, link("a.example")),                    // created by the first
+		visit("x.example", t1, data.OutcomeOK, link("a.example")),                           // created by the first
 		visit("a.example", t1, data.OutcomeOK, link("x.example", "two"), link("y.example")), // edge to x kept: first_seen t0
 	}
 	seq := openMem(t)
@@ -212,7 +212,9 @@ func TestPipelineDrain(t *testing.T) {
 	s := openMem(t)
 	g := holdFirstCommit(t, nil)
 	done := make(chan error, 1)
-	go func() { done <- s.RecordVisits([]*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("x.example"))}) }()
+	go func() {
+		done <- s.RecordVisits([]*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("x.example"))})
+	}()
 	<-g.entered
 	added := make(chan error, 1)
 	go func() { added <- s.AddDomains([]string{"x.example", "n.example"}, t0, true) }()
