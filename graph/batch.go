@@ -95,7 +95,7 @@ func (s *slab) copy(p []byte) []byte {
 // record is one domain's d/<id> value in a batch: its state and its
 // out-edges, the latter kept encoded until a visit needs them.
 type record struct {
-	st      data.DomainState // FollowedIn is not part of it (f/<id> keys)
+	st      data.DomainState // FollowedIn: the record's own mark only (markFollowed)
 	raw     []byte           // encoded edges, while not decoded
 	edges   []edge
 	decoded bool
@@ -355,8 +355,11 @@ func (b *batch) state(id uint32) (*data.DomainState, error) {
 	return &r.st, nil
 }
 
-// markFollowed sets FollowedIn on a link target: a blind write of its
-// f/<id> key, skipped when the store already knows it is set.
+// markFollowed sets FollowedIn on a link target. When the batch rewrites
+// the target's record anyway (a domain it created or visited), the mark
+// rides in the record; otherwise it is a blind write of the target's f/<id>
+// key, rather than a read and rewrite of its record. Either is skipped
+// when the store already knows the target is followed.
 func (b *batch) markFollowed(id uint32) {
 	if b.s.isFollowed(id) {
 		return
@@ -370,6 +373,10 @@ func (b *batch) markFollowed(id uint32) {
 		}
 	}
 	b.followed[id] = struct{}{}
+	if _, dirty := b.dirty[id]; dirty {
+		b.recs[id].st.FollowedIn = true
+		return
+	}
 	b.set(idKey(prefixFollow, id), nil)
 }
 

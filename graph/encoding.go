@@ -225,10 +225,13 @@ const (
 	flagIPv6
 	flagOptedOut
 	flagSeeded
+	flagFollowedIn // format 2: set when the record was written anyway (batch.markFollowed)
 )
 
-// encodeState writes a domain's state but for FollowedIn, which lives in
-// its own f/<id> key so that marking a link target is a blind write.
+// encodeState writes a domain's state. FollowedIn is written when set, but
+// it is also true when the domain has an f/<id> key: marking a link
+// target whose record the batch does not rewrite is a blind write of that
+// key instead.
 func encodeState(buf []byte, s *data.DomainState) []byte {
 	var f uint64
 	if s.HTTPS != nil {
@@ -248,6 +251,9 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 	}
 	if s.Seeded {
 		f |= flagSeeded
+	}
+	if s.FollowedIn {
+		f |= flagFollowedIn
 	}
 	e := enc{buf[:0]}
 	e.uvarint(f)
@@ -309,6 +315,7 @@ func decodeState(id uint32, b []byte, s *data.DomainState) error {
 	}
 	s.OptedOut = f&flagOptedOut != 0
 	s.Seeded = f&flagSeeded != 0
+	s.FollowedIn = f&flagFollowedIn != 0
 	return d.done("domain state of id", id)
 }
 

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
 )
@@ -503,5 +506,43 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if d := dumpStore(t, s); len(d.Visits) != 90 || len(d.Edges) != 6 {
 		t.Errorf("%d visits, %d edges; want 90, 6", len(d.Visits), len(d.Edges))
+	}
+}
+
+// TestFollowedMark: a followed link marks a target the batch writes anyway
+// (here one it creates) in its record, and any other with an f/ key.
+func TestFollowedMark(t *testing.T) {
+	s := openMem(t)
+	must(t, s.AddDomains([]string{"old.example"}, t0, false))
+	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("new.example"), nofollow("nf.example"), link("old.example"))))
+	var fkeys []string
+	must(t, s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixFollow)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			id, err := idFromKey(it.Item().Key())
+			if err != nil {
+				return err
+			}
+			st, _, err := s.DomainByID(id)
+			fkeys = append(fkeys, st.Name)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if !slices.Equal(fkeys, []string{"old.example"}) {
+		t.Errorf("f/ keys of %v, want old.example's alone", fkeys)
+	}
+	for name, want := range map[string]bool{"new.example": true, "old.example": true, "nf.example": false, "a.example": false} {
+		if got := domain(t, s, name).FollowedIn; got != want {
+			t.Errorf("%s: FollowedIn %v, want %v", name, got, want)
+		}
+	}
+	for _, st := range dumpStore(t, s).Domains {
+		if want := st.Name == "new.example" || st.Name == "old.example"; st.FollowedIn != want {
+			t.Errorf("snapshot: %s FollowedIn %v, want %v", st.Name, st.FollowedIn, want)
+		}
 	}
 }

@@ -56,8 +56,8 @@ func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) error {
 
 // Domains calls fn for every domain in id order. fn may keep the record.
 func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
-	// FollowedIn comes from the f/ keys, walked beside the states: both
-	// are in id order.
+	// FollowedIn is the record's flag or an f/ key, the keys walked beside
+	// the states: both are in id order.
 	fit := sn.txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixFollow)})
 	defer fit.Close()
 	fit.Rewind()
@@ -76,7 +76,7 @@ func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
 				return err
 			}
 			if fid >= id {
-				st.FollowedIn = fid == id
+				st.FollowedIn = st.FollowedIn || fid == id
 				break
 			}
 		}

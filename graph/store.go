@@ -20,8 +20,10 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// FormatVersion is the store layout this code reads and writes (FORMAT.md).
-const FormatVersion = 1
+// FormatVersion is the store layout this code writes (FORMAT.md). It reads
+// version 1 too, which lacks only the record's FollowedIn flag, and marks
+// such a store version 2 when it opens it for writing.
+const FormatVersion = 2
 
 var (
 	// ErrLocked: another process has the store open.
@@ -222,7 +224,7 @@ func (s *Store) loadNames() error {
 // load checks the format version (writing it into a new store) and reads
 // the id counter and the removal list.
 func (s *Store) load() error {
-	var fresh bool
+	var fresh, upgrade bool
 	err := s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(keyFormat)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -249,7 +251,9 @@ func (s *Store) load() error {
 		}); err != nil {
 			return err
 		}
-		if v != FormatVersion {
+		if v == 1 && !s.ro {
+			upgrade = true
+		} else if v != 1 && v != FormatVersion {
 			return fmt.Errorf("%w: the store has format version %d, this program reads version %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
 		}
 		if s.nextID, err = readNextID(txn); err != nil {
@@ -262,7 +266,7 @@ func (s *Store) load() error {
 		}
 		return nil
 	})
-	if err != nil || !fresh || s.ro {
+	if err != nil || !(fresh || upgrade) || s.ro {
 		return err
 	}
 	return s.db.Update(func(txn *badger.Txn) error {

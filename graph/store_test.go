@@ -226,9 +226,56 @@ func TestFormatVersion(t *testing.T) {
 	}))
 	must(t, s.Close())
 	_, err := Open(dir, Options{})
-	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", FormatVersion+1)) {
 		t.Fatalf("newer format: %v", err)
 	}
+}
+
+// TestFormatUpgrade: a version 1 store (FollowedIn only in f/ keys) opens,
+// keeps its marks, and is marked version 2 once opened for writing.
+func TestFormatUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("b.example"))))
+	must(t, s.db.Update(func(txn *badger.Txn) error {
+		// As version 1 wrote b: no flag in the record, an f/ key.
+		var st data.DomainState
+		if _, err := getStateOnly(txn, 1, &st); err != nil {
+			return err
+		}
+		st.FollowedIn = false
+		if err := txn.Set(idKey(prefixDomain, 1), encodeDomain(nil, &st, nil)); err != nil {
+			return err
+		}
+		if err := txn.Set(idKey(prefixFollow, 1), nil); err != nil {
+			return err
+		}
+		return txn.Set(keyFormat, []byte{1})
+	}))
+	must(t, s.Close())
+	ro, err := Open(dir, Options{ReadOnly: true})
+	must(t, err)
+	if !domain(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
+		t.Error("version 1 store read-only: b.example lost FollowedIn")
+	}
+	must(t, ro.Close())
+	s = openDir(t, dir)
+	defer s.Close()
+	if !domain(t, s, "b.example").FollowedIn {
+		t.Error("version 1 store: b.example lost FollowedIn")
+	}
+	must(t, s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyFormat)
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) != 1 || v[0] != FormatVersion {
+				t.Errorf("format key %v after a writable open, want %d", v, FormatVersion)
+			}
+			return nil
+		})
+	}))
 }
 
 func TestReadOnly(t *testing.T) {
