@@ -37,6 +37,7 @@ type batch struct {
 	slab          slab   // the batch's keys and values
 	stBuf, adjBuf []byte // scratch for encoding a record
 	valBuf        []byte
+	sortBuf       []uint64 // scratch for sorting a visit's links
 
 	// Set by the pipeline (pipeline.go), under s.mu but for err.
 	done    chan struct{} // closed when the commit has returned
