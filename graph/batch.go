@@ -38,6 +38,7 @@ type batch struct {
 	stBuf, adjBuf []byte // scratch for encoding a record
 	valBuf        []byte
 	sortBuf       []uint64 // scratch for sorting a visit's links
+	recBlock      []record // newRecord's block
 
 	// Set by the pipeline (pipeline.go), under s.mu but for err.
 	done    chan struct{} // closed when the commit has returned
@@ -100,6 +101,17 @@ type record struct {
 	raw     []byte           // encoded edges, while not decoded
 	edges   []edge
 	decoded bool
+}
+
+// newRecord hands out a record from a block, rather than an allocation
+// per new domain.
+func (b *batch) newRecord() *record {
+	if len(b.recBlock) == 0 {
+		b.recBlock = make([]record, 256)
+	}
+	r := &b.recBlock[0]
+	b.recBlock = b.recBlock[1:]
+	return r
 }
 
 // newBatch starts a batch that reads through v and sees over's writes.
@@ -305,9 +317,13 @@ func (b *batch) lookupOrCreate(name string, seen time.Time) (uint32, bool, error
 	id = b.nextID
 	b.nextID++
 	b.newNames[name] = id
-	b.recs[id] = &record{st: data.DomainState{ID: id, Name: name, FirstSeen: seen}, decoded: true}
+	r := b.newRecord()
+	*r = record{st: data.DomainState{ID: id, Name: name, FirstSeen: seen}, decoded: true}
+	b.recs[id] = r
 	b.dirty[id] = struct{}{}
-	b.set(nameKey(name), binary.BigEndian.AppendUint32(nil, id))
+	b.valBuf = binary.BigEndian.AppendUint32(append(append(b.valBuf[:0], prefixName...), name...), id)
+	k := b.slab.copy(b.valBuf)
+	b.set(k[:len(k)-4:len(k)-4], k[len(k)-4:])
 	return id, true, nil
 }
 

@@ -52,8 +52,15 @@ func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *pref
 	workers := min(prefetchWorkers, len(vs)/8, len(v)-1)
 	if workers <= 0 {
 		// Too few visits to be worth a goroutine: the writer does it.
-		return func(i int) *prefetched { return s.prefetchOne(v[0], vs[i]) }, func() {}
+		return func(i int) *prefetched {
+			p := new(prefetched)
+			s.prefetchOne(p, v[0], vs[i], nil)
+			return p
+		}, func() {}
 	}
+	// One array for the batch's work and one block of link targets per
+	// helper, rather than two allocations per visit.
+	ps := make([]prefetched, len(vs))
 	outs := make([]chan *prefetched, workers)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -65,8 +72,10 @@ func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *pref
 			defer wg.Done()
 			defer close(out)
 			txn := v[1+w]
+			var dsts []target
 			for i := w; i < len(vs); i += workers {
-				p := s.prefetchOne(txn, vs[i])
+				p := &ps[i]
+				dsts = s.prefetchOne(p, txn, vs[i], dsts)
 				select {
 				case out <- p:
 				case <-quit:
@@ -84,15 +93,20 @@ func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *pref
 	}
 }
 
-func (s *Store) prefetchOne(txn *badger.Txn, v *data.VisitResult) *prefetched {
-	p := &prefetched{}
+// prefetchOne does the work for v into p, taking p.dst from the block
+// dsts, which it returns (grown when it was too short).
+func (s *Store) prefetchOne(p *prefetched, txn *badger.Txn, v *data.VisitResult, dsts []target) []target {
 	pages := readsPages(v.Outcome)
 	if id, ok := s.ids[v.Domain]; ok {
 		p.src, p.known = id, true
 		p.rec, p.err = s.readRecord(txn, id, pages, !replaces(v))
 	}
 	if pages {
-		p.dst = make([]target, len(v.Links))
+		if cap(dsts)-len(dsts) < len(v.Links) {
+			dsts = make([]target, 0, max(1024, len(v.Links)))
+		}
+		p.dst = dsts[len(dsts) : len(dsts)+len(v.Links) : len(dsts)+len(v.Links)]
+		dsts = dsts[:len(dsts)+len(v.Links)]
 		for j := range v.Links {
 			dst := v.Links[j].Dst
 			if id, ok := s.ids[dst]; ok {
@@ -102,7 +116,7 @@ func (s *Store) prefetchOne(txn *badger.Txn, v *data.VisitResult) *prefetched {
 			}
 		}
 	}
-	return p
+	return dsts
 }
 
 // readRecord reads and decodes a domain's d/<id> record, from the record

@@ -67,6 +67,9 @@ func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 // s.mu is held.
 func (s *Store) prepare(vs []*data.VisitResult, v view, over *batch) (*batch, error) {
 	b := s.newBatch(v, over)
+	// About three keys a visit, four with a new link target: allocated
+	// once rather than grown.
+	b.writes = make([]write, 0, 4*len(vs))
 	next, stop := s.prefetch(v, vs)
 	defer stop()
 	for i, visit := range vs {
