@@ -123,11 +123,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		// One writer at a time (s.mu): Badger's conflict tracking would be
 		// pure overhead.
 		WithDetectConflicts(false).
-		// Smaller memtables than Badger's 64 MiB: their skiplists are the
-		// hottest code in ingest, and a smaller one misses the CPU cache
-		// less (16 MiB was faster still, but a transaction may hold only
-		// 15% of a memtable, and batches of a few thousand visits must fit).
-		WithMemTableSize(32 << 20).
+		// Badger's 64 MiB memtables. 32 MiB ones were faster while reads
+		// of domain records searched them; since the record cache spares
+		// most reads, bigger ones win, by flushing and compacting less
+		// (bench -size M -stages ingest, two runs each: 32 MiB 414k and
+		// 460k edges/s for 52.5 and 50.2 CPU-s; 64 MiB 459k and 466k for
+		// 47.3 and 44.4; 128 MiB no better). A transaction may hold 15% of
+		// one.
+		WithMemTableSize(64 << 20).
 		WithReadOnly(opts.ReadOnly)
 	bo = opts.GC.badgerOptions(bo)
 	if opts.InMemory {
