@@ -234,24 +234,11 @@ func (b *batch) apply() {
 	}
 }
 
-// cacheID remembers a committed name→id pair. When the cache is full it
-// forgets an eighth of it, picked by Go's randomised map order: cheap, and
-// the names linked often come straight back.
+// cacheID remembers a committed name→id pair.
 func (s *Store) cacheID(name string, id uint32) {
-	if s.ids == nil {
-		return
-	}
-	if len(s.ids) >= s.maxIDs {
+	if s.names.put(name, id) {
 		s.allIDs = false
-		drop := max(1, s.maxIDs/8)
-		for k := range s.ids {
-			delete(s.ids, k)
-			if drop--; drop == 0 {
-				break
-			}
-		}
 	}
-	s.ids[name] = id
 }
 
 func (s *Store) isFollowed(id uint32) bool {
@@ -280,7 +267,7 @@ func (b *batch) lookup(name string) (uint32, bool, error) {
 			return id, true, nil
 		}
 	}
-	if id, ok := b.s.ids[name]; ok {
+	if id, ok := b.s.names.get(name); ok {
 		return id, true, nil
 	}
 	if id, ok := b.found[name]; ok {
@@ -298,7 +285,7 @@ func (b *batch) lookup(name string) (uint32, bool, error) {
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	if b.s.ids != nil {
+	if b.s.names != nil {
 		b.found[name] = id
 	}
 	return id, true, nil

@@ -60,3 +60,40 @@ func TestNameCacheIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestNameCacheHash: put and putKey agree, names are told apart, a full
+// cache forgets some names and says so, a nil cache holds nothing.
+func TestNameCacheHash(t *testing.T) {
+	c := newNameCache(16)
+	c.put("a.example", 1)
+	c.putKey([]byte("b.example"), 2)
+	for name, want := range map[string]uint32{"a.example": 1, "b.example": 2} {
+		if id, ok := c.get(name); !ok || id != want {
+			t.Errorf("get(%q) = %d, %v; want %d", name, id, ok, want)
+		}
+	}
+	if _, ok := c.get("c.example"); ok {
+		t.Error("an unknown name was found")
+	}
+	c.delete("a.example")
+	if _, ok := c.get("a.example"); ok {
+		t.Error("a deleted name was found")
+	}
+	forgot := false
+	for i := range 40 {
+		forgot = c.put(fmt.Sprintf("n%d.example", i), uint32(i)) || forgot
+	}
+	if !forgot || c.len() > 16 {
+		t.Errorf("after 40 puts into 16: forgot %v, %d held", forgot, c.len())
+	}
+	if id, ok := c.get("n39.example"); !ok || id != 39 {
+		t.Errorf("the newest name: %d, %v", id, ok)
+	}
+	var none *nameCache
+	if none.put("x", 1) || none.len() != 0 {
+		t.Error("a nil cache held a name")
+	}
+	if _, ok := none.get("x"); ok {
+		t.Error("a nil cache found a name")
+	}
+}

@@ -97,7 +97,7 @@ func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *pref
 // dsts, which it returns (grown when it was too short).
 func (s *Store) prefetchOne(p *prefetched, txn *badger.Txn, v *data.VisitResult, dsts []target) []target {
 	pages := readsPages(v.Outcome)
-	if id, ok := s.ids[v.Domain]; ok {
+	if id, ok := s.names.get(v.Domain); ok {
 		p.src, p.known = id, true
 		p.rec, p.err = s.readRecord(txn, id, pages, !replaces(v))
 	}
@@ -109,7 +109,7 @@ func (s *Store) prefetchOne(p *prefetched, txn *badger.Txn, v *data.VisitResult,
 		dsts = dsts[:len(dsts)+len(v.Links)]
 		for j := range v.Links {
 			dst := v.Links[j].Dst
-			if id, ok := s.ids[dst]; ok {
+			if id, ok := s.names.get(dst); ok {
 				p.dst[j] = target{id: id, hit: true}
 			} else if name, err := Normalize(dst); err == nil {
 				p.dst[j].name = name

@@ -43,9 +43,7 @@ func (s *Store) RemoveDomain(name, reason, proof string, at time.Time) error {
 		}
 		s.removed[name] = struct{}{}
 	}
-	if s.ids != nil {
-		delete(s.ids, name)
-	}
+	s.names.delete(name)
 	// The purge rewrites the records of the domains that linked to it.
 	s.rcache.reset()
 	if err := s.purge(name); err != nil {

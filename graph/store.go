@@ -82,7 +82,7 @@ type Store struct {
 	inflight *batch              // a RecordVisits batch still committing (pipeline.go)
 	ahead    view                // the view the next batch reads through, while inflight
 	nextID   uint32              // next id to allocate; committed value is m/nextid
-	ids      map[string]uint32   // name→id cache of committed names
+	names    *nameCache          // name→id cache of committed names (namecache.go)
 	maxIDs   int                 // bound of ids; 0: no cache
 	followed []uint64            // bit per id: FollowedIn is committed true
 	rcache   *recordCache        // committed d/ values written lately (reccache.go)
@@ -92,7 +92,7 @@ type Store struct {
 	// visitHistory: the visit log's window (trim.go); 0 keeps all.
 	visitHistory time.Duration
 
-	// allIDs: ids holds every committed name, so a name it lacks is
+	// allIDs: names holds every committed name, so a name it lacks is
 	// unknown without a database read (most of a link to a new domain's
 	// cost otherwise: the read misses every level). True from a writable
 	// Open of a store with at most maxIDs names until the cache first
@@ -163,7 +163,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.maxIDs = opts.NameCache
 	}
 	if s.maxIDs > 0 {
-		s.ids = make(map[string]uint32)
+		s.names = newNameCache(s.maxIDs)
 	}
 	if !s.ro {
 		switch {
@@ -195,7 +195,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // allIDs): a key-only scan of n/, about a second for a million names,
 // which a crawl soon repays.
 func (s *Store) loadNames() error {
-	if s.ids == nil || int64(s.nextID) > int64(s.maxIDs) {
+	if s.names == nil || int64(s.nextID) > int64(s.maxIDs) {
 		return nil
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -207,7 +207,7 @@ func (s *Store) loadNames() error {
 				if len(v) != 4 {
 					return fmt.Errorf("%w: id of name %q", errCorrupt, item.Key()[len(prefixName):])
 				}
-				s.ids[string(item.Key()[len(prefixName):])] = binary.BigEndian.Uint32(v)
+				s.names.putKey(item.Key()[len(prefixName):], binary.BigEndian.Uint32(v))
 				return nil
 			})
 			if err != nil {
@@ -217,10 +217,10 @@ func (s *Store) loadNames() error {
 		return nil
 	})
 	if err != nil {
-		clear(s.ids)
+		s.names.clear()
 		return err
 	}
-	s.allIDs = len(s.ids) <= s.maxIDs
+	s.allIDs = s.names.len() <= s.maxIDs
 	return nil
 }
 
