@@ -30,9 +30,9 @@ func (s *Store) pipeline(vs []*data.VisitResult) error {
 		return err
 	}
 	over := s.inflight
-	v := s.ahead
+	v := s.ahead // opened before over's commit began
 	s.ahead = nil
-	if over == nil {
+	if over == nil || v == nil {
 		if v != nil {
 			v.discard()
 		}
