@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -95,5 +96,48 @@ func TestNameCacheHash(t *testing.T) {
 	}
 	if _, ok := none.get("x"); ok {
 		t.Error("a nil cache found a name")
+	}
+}
+
+// TestNameCacheModel runs random puts, deletes and lookups against a Go
+// map, through table growth, wrap-around probes and backward-shift
+// deletes; the cache must never answer wrong, and forgets only when full.
+func TestNameCacheModel(t *testing.T) {
+	for _, max := range []int{5, 100, 1 << 20} {
+		rng := rand.New(rand.NewPCG(uint64(max), 9))
+		c := newNameCache(max)
+		model := map[string]uint32{}
+		for step := range 20000 {
+			name := fmt.Sprintf("d%d.example", rng.IntN(3000))
+			switch rng.IntN(4) {
+			case 0, 1:
+				id := uint32(step)
+				if c.put(name, id) {
+					// Forgot some: keep in the model only what is left.
+					for n := range model {
+						if _, ok := c.get(n); !ok {
+							delete(model, n)
+						}
+					}
+				}
+				model[name] = id
+			case 2:
+				c.delete(name)
+				delete(model, name)
+			}
+			id, ok := c.get(name)
+			want, wok := model[name]
+			if ok != wok || id != want {
+				t.Fatalf("max %d step %d: get(%q) = %d, %v; want %d, %v", max, step, name, id, ok, want, wok)
+			}
+			if c.len() != len(model) || c.len() > max {
+				t.Fatalf("max %d step %d: %d held, model %d", max, step, c.len(), len(model))
+			}
+		}
+		for n, want := range model {
+			if id, ok := c.get(n); !ok || id != want {
+				t.Fatalf("max %d: at the end get(%q) = %d, %v; want %d", max, n, id, ok, want)
+			}
+		}
 	}
 }
