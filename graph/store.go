@@ -64,7 +64,7 @@ type Options struct {
 // names). A store whose names all fit needs no database read to learn
 // that a name is new, which is most of a new domain's cost otherwise:
 // ingest of graphgen's L (10M domains) ran at 71k edges/s with a 1 Mi
-// cache and 142k with this one. A name costs about 50 bytes (namecache.go
+// cache and 142k with this one. A name costs about 30 bytes (namecache.go
 // keeps a hash of it, not the name). crawl --name-cache lowers it.
 const DefaultNameCache = 1 << 24
 

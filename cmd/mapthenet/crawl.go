@@ -111,7 +111,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringVar(&fl.AgentForm, "signature-agent-form", "dictionary", "how Signature-Agent is sent: dictionary (latest draft) or string (quoted URL, as in Cloudflare's guide)")
 	f.StringArrayVar(&fl.Platforms, "platform", nil, "SUFFIX=DELAY: sites under SUFFIX share one pace (repeatable; default neocities.org=2s)")
 	f.DurationVar(&fl.Recheck, "recheck", time.Minute, "how often a running crawl looks for a new rebuilds/current schedule and for newly due domains")
-	f.IntVar(&fl.NameCache, "name-cache", graph.DefaultNameCache, "domain names kept in memory to spare a store read per link (about 50 bytes a name; -1: none)")
+	f.IntVar(&fl.NameCache, "name-cache", graph.DefaultNameCache, "domain names kept in memory to spare a store read per link (about 30 bytes a name; -1: none)")
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	addNowFlag(cmd)
 	return cmd
