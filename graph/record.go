@@ -32,9 +32,11 @@ func (s *Store) RecordVisit(v *data.VisitResult) error {
 	return s.RecordVisits([]*data.VisitResult{v})
 }
 
-// RecordVisits writes several visits in one transaction, all or nothing.
-// Visits are applied in order, so two visits of one domain in a batch end
-// in the state of the later one.
+// RecordVisits writes several visits in one transaction, all or nothing,
+// and returns once it is committed. Visits are applied in order, so two
+// visits of one domain in a batch end in the state of the later one. Calls
+// from several goroutines are pipelined (pipeline.go): two callers record
+// faster than one.
 //
 // The rules (DESIGN.md, "Behaviour a site owner can see"):
 //   - links: each Dst is normalised; invalid ones, links within the visited
