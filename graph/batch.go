@@ -308,9 +308,11 @@ func (b *batch) lookupOrCreate(name string, seen time.Time) (uint32, bool, error
 	*r = record{st: data.DomainState{ID: id, Name: name, FirstSeen: seen}, decoded: true}
 	b.recs[id] = r
 	b.dirty[id] = struct{}{}
-	b.valBuf = binary.BigEndian.AppendUint32(append(append(b.valBuf[:0], prefixName...), name...), id)
-	k := b.slab.copy(b.valBuf)
-	b.set(k[:len(k)-4:len(k)-4], k[len(k)-4:])
+	// Key and value side by side in the slab, one copy.
+	b.valBuf = binary.BigEndian.AppendUint32(appendNameKey(b.valBuf[:0], name), id)
+	kv := b.slab.copy(b.valBuf)
+	n := len(kv) - 4
+	b.set(kv[:n:n], kv[n:])
 	return id, true, nil
 }
 

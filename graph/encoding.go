@@ -30,7 +30,10 @@ var (
 	keyNextID = []byte("m/nextid")
 )
 
-func nameKey(name string) []byte { return append([]byte(prefixName), name...) }
+func nameKey(name string) []byte { return appendNameKey(nil, name) }
+
+// appendNameKey appends name's n/ key to b.
+func appendNameKey(b []byte, name string) []byte { return append(append(b, prefixName...), name...) }
 func removedKey(name string) []byte {
 	return append([]byte(prefixRemoved), name...)
 }
