@@ -150,8 +150,8 @@ func TestRankEdgeFileEncodings(t *testing.T) {
 		var b bytes.Buffer
 		for _, r := range readRanks(t, out) {
 			rank := int64(0)
-			if r.Rank != nil {
-				rank = *r.Rank
+			if r.Rank != 0 {
+				rank = r.Rank
 			}
 			fmt.Fprintf(&b, "%s %d %x %d %d\n", r.Domain, rank, r.Score, r.InDomains, r.OutDomains)
 		}

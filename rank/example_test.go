@@ -50,8 +50,8 @@ func ExampleRankEdgeFile() {
 		log.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.Rank != nil {
-			fmt.Printf("%d %s %.4f\n", *r.Rank, r.Domain, r.Score)
+		if r.Rank != 0 {
+			fmt.Printf("%d %s %.4f\n", r.Rank, r.Domain, r.Score)
 		} else {
 			fmt.Printf("- %s %.4f\n", r.Domain, r.Score)
 		}

@@ -101,7 +101,6 @@ func encodeRankPart(g *CSR, names []string, scores []float64, rows []uint32, lo,
 	w := parquet.NewGenericWriter[data.RankRow](&buf, rankWriterOptions()...)
 	const batch = 8192
 	out := make([]data.RankRow, 0, batch)
-	rankVals := make([]int64, batch)
 	for i := lo; i < hi; i++ {
 		v := rows[i]
 		r := data.RankRow{
@@ -111,8 +110,7 @@ func encodeRankPart(g *CSR, names []string, scores []float64, rows []uint32, lo,
 			OutDomains: int64(g.OutDegree[v]),
 		}
 		if i < ranked {
-			rankVals[len(out)] = int64(i + 1)
-			r.Rank = &rankVals[len(out)]
+			r.Rank = int64(i + 1)
 		}
 		out = append(out, r)
 		if len(out) == batch || i == hi-1 {
