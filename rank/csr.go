@@ -32,7 +32,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	errs := make([]error, parts)
 	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
 	parallel(parts, func(k int) {
-		c := make([]uint32, n)
+		c := makeLarge[uint32](int(n), int(n))
 		lo, hi := span(k)
 		for i := lo; i < hi; i++ {
 			s, t := src[i], dst[i]
@@ -54,7 +54,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 
 	// Offsets, and each part's first slot per node (counts[k] becomes
 	// part k's write cursor).
-	offsets := make([]uint32, int(n)+1)
+	offsets := makeLarge[uint32](int(n)+1, int(n)+1)
 	var total uint64
 	for v := range n {
 		offsets[v] = uint32(total)
@@ -68,7 +68,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 		return nil, fmt.Errorf("rank: %d edges is more than this CSR can hold", total)
 	}
 	offsets[n] = uint32(total)
-	sources := make([]uint32, total)
+	sources := makeLarge[uint32](int(total), int(total))
 
 	// Pass 2: place every source under its target.
 	parallel(parts, func(k int) {
@@ -94,7 +94,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 // and rewriting Offsets.
 func (g *CSR) dedupe(workers int) {
 	n := g.N
-	kept := make([]uint32, n)
+	kept := makeLarge[uint32](int(n), int(n))
 	bounds := g.chunks()
 	forChunks(len(bounds)-1, workers, func(c int) {
 		var scratch []uint32
@@ -170,7 +170,7 @@ func (g *CSR) countOut(workers int) {
 	parts := max(1, min(workers, m/parallelMinEdges))
 	counts := make([][]uint32, parts)
 	parallel(parts, func(k int) {
-		c := make([]uint32, g.N)
+		c := makeLarge[uint32](int(g.N), int(g.N))
 		for _, s := range g.Sources[k*m/parts : (k+1)*m/parts] {
 			c[s]++
 		}

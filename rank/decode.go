@@ -194,8 +194,8 @@ func (d *decoder) rowGroup(rg int, g parquet.RowGroup) error {
 		select {
 		case b = <-d.free:
 			b.reset()
-		default:
-			b = new(batch)
+		case <-d.done:
+			return nil
 		}
 		b.rg = rg
 		target := min(rows, lo+targetBatchRows)
@@ -282,6 +282,12 @@ func (d *decoder) page(b *batch, c int, pc *pageCursor, rg int, rows int64) erro
 		// grouped by source, so a name like the previous one (most src
 		// names) takes its hash.
 		run.h0 = len(b.hashes)
+		if b.hashes == nil {
+			// Room for a batch's two columns, a page over each: growing
+			// from empty by doubling cost more than the batches' other
+			// buffers together.
+			b.hashes = make([]uint64, 0, 3*targetBatchRows)
+		}
 		b.hashes = slices.Grow(b.hashes, run.len())
 		prev, ph := "", uint64(0)
 		for i := range run.len() {

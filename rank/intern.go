@@ -43,10 +43,10 @@ func newInterner(sizeHint int) *interner {
 		size *= 2
 	}
 	return &interner{
-		slots: make([]slot, size),
+		slots: makeLarge[slot](size, size),
 		mask:  uint64(size - 1),
 		seed:  maphash.MakeSeed(),
-		names: make([]string, 0, sizeHint),
+		names: makeLarge[string](0, sizeHint),
 	}
 }
 
@@ -111,7 +111,7 @@ func (in *interner) add(sl *slot, h uint64, s string) uint32 {
 // grow doubles the table, placing every slot again by its stored hash.
 func (in *interner) grow() {
 	old := in.slots
-	in.slots = make([]slot, 2*len(old))
+	in.slots = makeLarge[slot](2*len(old), 2*len(old))
 	in.mask = uint64(len(in.slots) - 1)
 	for k := range old {
 		sl := &old[k]

@@ -155,11 +155,11 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 
 	// invOut[u] = 1/outdegree(u), 0 for dangling nodes. contrib[u] =
 	// x[u]*invOut[u] is what u gives each of its targets.
-	invOut := make([]float64, n)
-	x := make([]float64, n)
-	next := make([]float64, n)
-	contrib := make([]float64, n)
-	nextContrib := make([]float64, n)
+	invOut := makeLarge[float64](n, n)
+	x := makeLarge[float64](n, n)
+	next := makeLarge[float64](n, n)
+	contrib := makeLarge[float64](n, n)
+	nextContrib := makeLarge[float64](n, n)
 	diffs := make([]float64, nchunks)
 	dangs := make([]float64, nchunks)
 

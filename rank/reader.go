@@ -75,7 +75,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	}
 	hint := min(rows, fi.Size(), 1<<32-1)
 	set := newShardSet(workers, int(min(max(hint/10, 1024), 1<<24)))
-	el = &edgeList{src: make([]uint32, 0, hint), dst: make([]uint32, 0, hint)}
+	el = &edgeList{src: makeLarge[uint32](0, int(hint)), dst: makeLarge[uint32](0, int(hint))}
 	nrg := pf.NumRowGroups()
 	if err := checkChunks(pf, cols.sorted(), fi.Size()); err != nil {
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
@@ -94,9 +94,18 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	decoders := max(1, min(workers, nrg))
 	nshards := len(set.shards)
 	recs := make(chan *batch, 2*decoders)
-	// Batches go back to the decoders for reuse: a batch's buffers are a
-	// few MB, and the decoders would otherwise make a stream of garbage.
-	free := make(chan *batch, 4*decoders+2*nshards)
+	// A fixed set of batches goes round: a decoder waits for a free one.
+	// A batch's buffers are a few MB, and batches made on demand were
+	// half of what reading allocated (fresh memory costs a page fault a
+	// page). There are enough to fill every queue of the pipeline below
+	// and to give each decoder one to fill, so none waits while the
+	// pipeline has room; any number above the decoders' would do for
+	// progress, as nothing downstream waits for a decoder.
+	pool := 3*decoders + 7
+	free := make(chan *batch, pool)
+	for range pool {
+		free <- new(batch)
+	}
 	errs := make(chan error, decoders)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -165,10 +174,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case free <- r:
-		default:
-		}
+		free <- r // never blocks: free holds every batch
 	}
 	select {
 	case err := <-errs:
