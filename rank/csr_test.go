@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,9 @@ func equalCSR(a, b *CSR) bool {
 	return a.N == b.N && slices.Equal(a.Offsets, b.Offsets) && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.OutDegree, b.OutDegree)
 }
 
+// TestRenumber: new ids go by the number of edges a name is the source
+// of, most first, then by name, for any workers; every edge keeps its
+// names.
 func TestRenumber(t *testing.T) {
 	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
 	for _, minEdges := range []int{1 << 20, 16} { // one part, then several merged
@@ -104,19 +108,42 @@ func TestRenumber(t *testing.T) {
 		for i := range 200 {
 			names = append(names, fmt.Sprintf("x%03d.net", 199-i))
 		}
-		src := make([]uint32, len(names))
-		dst := make([]uint32, len(names))
+		// A ring (one edge from each name), then more edges from some:
+		// x150.net (index 57) is the source of 4, b.com and x010.net of 3,
+		// c.org of 2.
+		var src, dst []uint32
 		for i := range names {
-			src[i], dst[i] = uint32(i), uint32((i+1)%len(names))
+			src, dst = append(src, uint32(i)), append(dst, uint32((i+1)%len(names)))
+		}
+		for _, more := range [][2]int{{57, 3}, {0, 2}, {197, 2}, {6, 1}} {
+			for k := range more[1] {
+				src, dst = append(src, uint32(more[0])), append(dst, uint32(k))
+			}
+		}
+		count := map[string]int{}
+		for _, s := range src {
+			count[names[s]]++
 		}
 		for _, workers := range []int{1, 2, 3, 8} { // merges cut into pieces too
 			s, d := slices.Clone(src), slices.Clone(dst)
-			sorted := renumber(slices.Clone(names), s, d, workers)
-			if !slices.IsSorted(sorted) || len(sorted) != len(names) {
-				t.Fatalf("workers %d: not sorted: %q", workers, sorted)
+			got := renumber(slices.Clone(names), s, d, workers)
+			if len(got) != len(names) {
+				t.Fatalf("workers %d: %d names", workers, len(got))
 			}
-			for i := range names {
-				if sorted[s[i]] != names[i] || sorted[d[i]] != names[(i+1)%len(names)] {
+			if got[0] != "x150.net" || got[1] != "b.com" || got[2] != "x010.net" || got[3] != "c.org" || got[4] != "" {
+				t.Fatalf("workers %d: order starts %q", workers, got[:5])
+			}
+			inOrder := slices.IsSortedFunc(got, func(a, b string) int {
+				if count[a] != count[b] {
+					return count[b] - count[a]
+				}
+				return strings.Compare(a, b)
+			})
+			if !inOrder {
+				t.Fatalf("workers %d: not in order: %q", workers, got)
+			}
+			for i := range src {
+				if got[s[i]] != names[src[i]] || got[d[i]] != names[dst[i]] {
 					t.Fatalf("workers %d: edge %d renumbered wrongly", workers, i)
 				}
 			}

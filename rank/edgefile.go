@@ -25,7 +25,7 @@ type Summary struct {
 // Stage names in Summary.Stages, in order.
 const (
 	StageRead     = "read"     // decode Parquet and intern names
-	StageRenumber = "renumber" // ids in name order
+	StageRenumber = "renumber" // ids in a canonical order (see renumberShards)
 	StageCSR      = "csr"
 	StagePageRank = "pagerank"
 	StageRanks    = "ranks"
@@ -91,7 +91,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		logger.Warn("PageRank stopped before converging", "iterations", res.Iterations, "residual", res.Residual, "tolerance", p.Tolerance)
 	}
 
-	_, order, err := Ranks(g, res.Scores, nil)
+	_, order, err := Ranks(g, res.Scores, names)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -129,7 +129,7 @@ func boundHeap(path string) (restore func()) {
 }
 
 // EdgeGraph is an edge file loaded for ranking: node v is the domain
-// Names[v]; ids are in name order.
+// Names[v]; ids are in renumberShards' order (the busiest sources first).
 type EdgeGraph struct {
 	Names []string
 	Graph *CSR
@@ -156,3 +156,4 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	}
 	return &EdgeGraph{Names: names, Graph: g, Rows: el.rows}, nil
 }
+

@@ -27,15 +27,9 @@ func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []ui
 			order = append(order, v)
 		}
 	}
-	if names == nil {
-		sortByScoreThenID(order, scores)
-	} else {
-		slices.SortFunc(order, func(a, b uint32) int {
-			if c := cmp.Compare(scores[b], scores[a]); c != 0 {
-				return c
-			}
-			return strings.Compare(names[a], names[b])
-		})
+	sortByScoreThenID(order, scores)
+	if names != nil {
+		breakTiesByName(order, scores, names)
 	}
 	ranks = make([]uint32, n)
 	for i, v := range order {
@@ -93,6 +87,23 @@ func sortByScoreThenID(ids []uint32, scores []float64) {
 	}
 }
 
+// breakTiesByName sorts each run of equal scores in order by name. Ties
+// are few and short next to the nodes (most are leaves linked from the
+// same few pages), so this costs a scan where a comparison sort of
+// every node by score and name cost seconds for millions.
+func breakTiesByName(order []uint32, scores []float64, names []string) {
+	for i := 0; i < len(order); {
+		j := i + 1
+		for j < len(order) && scores[order[j]] == scores[order[i]] {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(order[i:j], func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
+		}
+		i = j
+	}
+}
+
 // scoreItem is a node and its sort key: the score's bits, complemented
 // so that the highest score comes first.
 type scoreItem struct {
@@ -105,8 +116,8 @@ func radixByScore(ids []uint32, scores []float64) []scoreItem {
 	a := make([]scoreItem, len(ids))
 	for i, v := range ids {
 		s := scores[v]
-		if s < 0 || math.IsNaN(s) {
-			s = 0 // cannot happen with PageRank's scores; keeps the order total
+		if !(s > 0) {
+			s = 0 // -0, negative and NaN cannot come from PageRank; keeps equal scores equal keys
 		}
 		a[i] = scoreItem{^math.Float64bits(s), v} // descending
 	}

@@ -1,9 +1,12 @@
 package rank
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +77,38 @@ func TestSortByScoreThenID(t *testing.T) {
 		sortByScoreThenID(ids, scores)
 		if !slices.Equal(ids, want) {
 			t.Fatalf("n=%d: order differs", n)
+		}
+	}
+}
+
+// TestRanksTiesByName: with names, the order is a comparison sort's by
+// score, then name, whatever the ids, with many ties.
+func TestRanksTiesByName(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{3, 5000, 100_000} {
+		scores := make([]float64, n)
+		names := make([]string, n)
+		var edges [][2]uint32
+		for v := range n {
+			scores[v] = float64(r.IntN(40)) * 1e-6
+			names[v] = fmt.Sprintf("d%d.com", r.IntN(1<<30))
+			edges = append(edges, [2]uint32{uint32((v + 1) % n), uint32(v)})
+		}
+		_, order, err := Ranks(graph(t, uint32(n), edges), scores, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != n {
+			t.Fatalf("n=%d: %d ranked", n, len(order))
+		}
+		inOrder := slices.IsSortedFunc(order, func(a, b uint32) int {
+			if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+				return c
+			}
+			return strings.Compare(names[a], names[b])
+		})
+		if !inOrder {
+			t.Fatalf("n=%d: not by score, then name", n)
 		}
 	}
 }

@@ -6,41 +6,58 @@ import (
 	"strings"
 )
 
-// renumber makes ids independent of the input's order: it sorts the names
-// and gives ids in name order, rewriting src and dst in place. Then the
-// CSR, the floating-point sums and so the scores are the same bit for bit
-// whatever order the edge file lists its rows in, and ties between equal
-// scores go to the lower id, which is the smaller name.
+// renumber makes ids independent of the input's order: it orders the
+// names as renumberShards does and rewrites src and dst in place.
 func renumber(names []string, src, dst []uint32, workers int) []string {
 	return renumberShards([][]string{names}, src, dst, workers)
 }
 
-// renumberShards is renumber for the names of a shardSet: shards[k][i]'s
-// id is i*len(shards)+k.
+// renumberShards gives the names of a shardSet (shards[k][i]'s id is
+// i*len(shards)+k) new ids, 0, 1, 2, ..., in a canonical order, rewrites
+// src and dst in place and returns the names by new id.
+//
+// The order is by the number of edges (src, dst pairs) a name is the
+// source of, most first, then by name. It depends on the multiset of
+// edges only, never on their order nor on the workers, so the CSR, the
+// floating-point sums and the scores are the same bit for bit whatever
+// order the edge file lists its rows in. The sources first because
+// PageRank's inner loop reads, for every in-link, the share its source
+// gives, in no order the cache can follow: with the busiest sources
+// together (and the sources of no edge, a third of a host graph, out of
+// the way) those reads fall on fewer cache lines and pages. On the M
+// graph an iteration took 30% less than with ids in name order.
 func renumberShards(shards [][]string, src, dst []uint32, workers int) []string {
 	n, most := 0, 0
 	for _, names := range shards {
 		n += len(names)
 		most = max(most, len(names))
 	}
+	nsh := uint32(len(shards))
+	out := countSources(src, most*len(shards), workers)
+
 	// Each item carries the name's first 8 bytes as a big-endian number:
-	// most comparisons are settled by it without following the string
-	// pointer, which for millions of names is a cache miss each.
+	// most comparisons between names are settled by it without following
+	// the string pointer, which for millions of names is a cache miss each.
 	type item struct {
 		prefix uint64
 		name   string
 		id     uint32
+		out    uint32 // edges from it
 	}
-	items := make([]item, n)
-	nsh := uint32(len(shards))
+	items := makeLarge[item](n, n)
 	j := 0
 	for k, names := range shards {
 		for i, s := range names {
-			items[j] = item{prefix8(s), s, uint32(i)*nsh + uint32(k)}
+			id := uint32(i)*nsh + uint32(k)
+			items[j] = item{prefix8(s), s, id, out[id]}
 			j++
 		}
 	}
-	byName := func(a, b item) int {
+	out = nil
+	byOrder := func(a, b item) int {
+		if a.out != b.out {
+			return cmp.Compare(b.out, a.out)
+		}
 		if a.prefix != b.prefix {
 			return cmp.Compare(a.prefix, b.prefix)
 		}
@@ -53,9 +70,9 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 	for k := range bounds {
 		bounds[k] = k * n / parts
 	}
-	parallel(parts, func(k int) { slices.SortFunc(items[bounds[k]:bounds[k+1]], byName) })
+	parallel(parts, func(k int) { slices.SortFunc(items[bounds[k]:bounds[k+1]], byOrder) })
 	if parts > 1 {
-		buf := make([]item, n)
+		buf := makeLarge[item](n, n)
 		for len(bounds) > 2 {
 			var next []int
 			var pairs [][3]int
@@ -84,7 +101,7 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 				pi, pj := 0, 0
 				for c := 1; c <= cuts; c++ {
 					k := c * (hi - lo) / cuts
-					i := splitMerge(a, b, k, byName)
+					i := splitMerge(a, b, k, byOrder)
 					pieces = append(pieces, piece{lo + pi, lo + i, mid + pj, mid + k - i, lo + pi + pj})
 					pi, pj = i, k-i
 				}
@@ -93,7 +110,7 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 				pc := pieces[p]
 				i, j, o := pc.a0, pc.b0, pc.out
 				for i < pc.a1 && j < pc.b1 {
-					if byName(items[j], items[i]) < 0 {
+					if byOrder(items[j], items[i]) < 0 {
 						buf[o] = items[j]
 						j++
 					} else {
@@ -110,8 +127,8 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 		}
 	}
 
-	perm := make([]uint32, most*len(shards))
-	sorted := make([]string, n)
+	perm := makeLarge[uint32](most*len(shards), most*len(shards))
+	sorted := makeLarge[string](n, n)
 	for newID, it := range items {
 		perm[it.id] = uint32(newID)
 		sorted[newID] = it.name
@@ -126,6 +143,26 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 		}
 	})
 	return sorted
+}
+
+// countSources counts the edges from each of the n ids.
+func countSources(src []uint32, n, workers int) []uint32 {
+	m := len(src)
+	parts := max(1, min(workers, m/parallelMinEdges))
+	counts := make([][]uint32, parts)
+	parallel(parts, func(k int) {
+		c := makeLarge[uint32](n, n)
+		for _, s := range src[k*m/parts : (k+1)*m/parts] {
+			c[s]++
+		}
+		counts[k] = c
+	})
+	for _, c := range counts[1:] {
+		for v, x := range c {
+			counts[0][v] += x
+		}
+	}
+	return counts[0]
 }
 
 // splitMerge returns how many of the first k items of the merge of the

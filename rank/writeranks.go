@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -25,7 +27,7 @@ func rankWriterOptions() []parquet.WriterOption {
 }
 
 // writeRanks writes the rank rows: ranked nodes in order, then unranked
-// nodes by id, which is name order. It writes a temporary file beside
+// nodes by name. It writes a temporary file beside
 // outPath and renames it into place.
 //
 // Encoding and compressing the rows was most of the time of writing, on
@@ -44,7 +46,8 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 			os.Remove(tmp.Name())
 		}
 	}()
-	// Row i of the file is node rows[i]; the ranked ones come first.
+	// Row i of the file is node rows[i]; the ranked ones come first, then
+	// the others by name.
 	rows := make([]uint32, 0, g.N)
 	rows = append(rows, order...)
 	for v := range g.N {
@@ -52,6 +55,8 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 			rows = append(rows, v)
 		}
 	}
+	unranked := rows[len(order):]
+	slices.SortFunc(unranked, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
 	w := parquet.NewGenericWriter[data.RankRow](tmp, rankWriterOptions()...)
 	nparts := (len(rows) + writePartRows - 1) / writePartRows
 	workers = max(1, workers)
