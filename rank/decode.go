@@ -33,6 +33,7 @@ type batch struct {
 	src, dst []nameRun
 	nofollow []bool         // nofollow values read (a null is false); nil without the column
 	hashes   []uint64       // hashes of the names of plain runs
+	changes  []int32        // src plain runs: where a name differs from the one before (see nameRun)
 	pages    []parquet.Page // to release once the batch is interned
 
 	// ids[c][k] are the ids shard k gave the names of column c (0: src,
@@ -48,6 +49,10 @@ type nameRun struct {
 	vals []byte
 	offs []uint32 // n+1 entries
 	h0   int      // plain: the run's hashes are batch.hashes[h0:h0+n]
+	// plain src runs: batch.changes[c0:c1] are the indexes (from 0, in
+	// order) of the names that differ from the name before them: the
+	// shards intern one name of each stretch of equal ones.
+	c0, c1 int
 	dict *dictNames
 	idx  []int32
 }
@@ -77,6 +82,7 @@ func (b *batch) reset() {
 	b.src, b.dst = b.src[:0], b.dst[:0]
 	b.nofollow = b.nofollow[:0]
 	b.hashes = b.hashes[:0]
+	b.changes = b.changes[:0]
 	b.pages = b.pages[:0]
 }
 
@@ -289,14 +295,19 @@ func (d *decoder) page(b *batch, c int, pc *pageCursor, rg int, rows int64) erro
 			b.hashes = make([]uint64, 0, 3*targetBatchRows)
 		}
 		b.hashes = slices.Grow(b.hashes, run.len())
+		run.c0 = len(b.changes)
 		prev, ph := "", uint64(0)
 		for i := range run.len() {
 			s := run.name(i)
 			if i == 0 || s != prev {
 				prev, ph = s, d.hash(s)
+				if c == 0 {
+					b.changes = append(b.changes, int32(i))
+				}
 			}
 			b.hashes = append(b.hashes, ph)
 		}
+		run.c1 = len(b.changes)
 	}
 	if c == 0 {
 		b.src = append(b.src, run)

@@ -86,7 +86,7 @@ func (sh *shard) intern(b *batch) {
 			if r.dict != nil {
 				sh.dictionary(r.dict)
 			} else if c == 0 {
-				sh.sources(r, b.hashes[r.h0:r.h0+r.len()], ids[pos:])
+				sh.sources(r, b.hashes[r.h0:r.h0+r.len()], b.changes[r.c0:r.c1], ids[pos:])
 			} else {
 				sh.targets(r, b.hashes[r.h0:r.h0+r.len()], ids[pos:])
 			}
@@ -110,18 +110,22 @@ func (sh *shard) dictionary(d *dictNames) {
 }
 
 // sources interns a run of src names: rows are usually grouped by
-// source, so a name like the previous one takes its id.
-func (sh *shard) sources(r *nameRun, hs []uint64, ids []uint32) {
-	last, lastID, have := "", uint32(0), false
-	for i, h := range hs {
+// source, so it interns the first name of each stretch of equal names
+// (changes, from the decoder) and gives the stretch its id.
+func (sh *shard) sources(r *nameRun, hs []uint64, changes []int32, ids []uint32) {
+	for k, start := range changes {
+		end := len(hs)
+		if k+1 < len(changes) {
+			end = int(changes[k+1])
+		}
+		h := hs[start]
 		if !sh.mine(h) {
 			continue
 		}
-		s := r.name(i)
-		if !have || s != last {
-			last, lastID, have = s, sh.id(s, h), true
+		id := sh.id(r.name(int(start)), h)
+		for i := int(start); i < end; i++ {
+			ids[i] = id
 		}
-		ids[i] = lastID
 	}
 }
 
