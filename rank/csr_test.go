@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -98,68 +97,78 @@ func equalCSR(a, b *CSR) bool {
 }
 
 // TestRenumber: new ids go by the number of edges a name is the source
-// of, most first, then by name, for any workers; every edge keeps its
-// names.
+// of, most first; the order is the same for any order of the input, any
+// sharding and any workers, also when the hash in the key leaves many
+// ties (broken by name); every edge keeps its names.
 func TestRenumber(t *testing.T) {
 	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
-	for _, minEdges := range []int{1 << 20, 16} { // one part, then several merged
-		parallelMinEdges = minEdges
-		names := []string{"b.com", "a.com", "abcdefgh.com", "abcdefgh.co", "abcdefg", "", "c.org", "abcdefghij.net"}
-		for i := range 200 {
-			names = append(names, fmt.Sprintf("x%03d.net", 199-i))
-		}
-		// A ring (one edge from each name), then more edges from some:
-		// x150.net (index 57) is the source of 4, b.com and x010.net of 3,
-		// c.org of 2.
-		var src, dst []uint32
-		for i := range names {
-			src, dst = append(src, uint32(i)), append(dst, uint32((i+1)%len(names)))
-		}
-		for _, more := range [][2]int{{57, 3}, {0, 2}, {197, 2}, {6, 1}} {
-			for k := range more[1] {
-				src, dst = append(src, uint32(more[0])), append(dst, uint32(k))
-			}
-		}
-		count := map[string]int{}
-		for _, s := range src {
-			count[names[s]]++
-		}
-		for _, workers := range []int{1, 2, 3, 8} { // merges cut into pieces too
-			s, d := slices.Clone(src), slices.Clone(dst)
-			got := renumber(slices.Clone(names), s, d, workers)
-			if len(got) != len(names) {
-				t.Fatalf("workers %d: %d names", workers, len(got))
-			}
-			if got[0] != "x150.net" || got[1] != "b.com" || got[2] != "x010.net" || got[3] != "c.org" || got[4] != "" {
-				t.Fatalf("workers %d: order starts %q", workers, got[:5])
-			}
-			inOrder := slices.IsSortedFunc(got, func(a, b string) int {
-				if count[a] != count[b] {
-					return count[b] - count[a]
-				}
-				return strings.Compare(a, b)
-			})
-			if !inOrder {
-				t.Fatalf("workers %d: not in order: %q", workers, got)
-			}
-			for i := range src {
-				if got[s[i]] != names[src[i]] || got[d[i]] != names[dst[i]] {
-					t.Fatalf("workers %d: edge %d renumbered wrongly", workers, i)
-				}
-			}
+	defer func(v uint) { orderHashShift = v }(orderHashShift)
+	names := []string{"b.com", "a.com", "abcdefgh.com", "abcdefgh.co", "abcdefg", "", "c.org", "abcdefghij.net"}
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("x%03d.net", 199-i))
+	}
+	// A ring (one edge from each name), then more edges from some:
+	// x150.net (index 57) is the source of 4, b.com and x010.net of 3,
+	// c.org of 2.
+	var src, dst []uint32
+	for i := range names {
+		src, dst = append(src, uint32(i)), append(dst, uint32((i+1)%len(names)))
+	}
+	for _, more := range [][2]int{{57, 3}, {0, 2}, {197, 2}, {6, 1}} {
+		for k := range more[1] {
+			src, dst = append(src, uint32(more[0])), append(dst, uint32(k))
 		}
 	}
-}
-
-func TestSplitMerge(t *testing.T) {
-	a := []int{1, 4, 5, 9}
-	b := []int{2, 3, 6, 7, 8, 10}
-	merged := slices.Sorted(slices.Values(append(slices.Clone(a), b...)))
-	for k := 0; k <= len(merged); k++ {
-		i := splitMerge(a, b, k, func(x, y int) int { return x - y })
-		got := slices.Sorted(slices.Values(append(slices.Clone(a[:i]), b[:k-i]...)))
-		if !slices.Equal(got, merged[:k]) {
-			t.Errorf("k %d: %d from a: %v, want %v", k, i, got, merged[:k])
+	count := map[string]int{}
+	for _, s := range src {
+		count[names[s]]++
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, shift := range []uint{16, 62} { // 48 bits of hash, then 2
+		orderHashShift = shift
+		var want []string
+		for _, minEdges := range []int{1 << 20, 16} {
+			parallelMinEdges = minEdges
+			for _, workers := range []int{1, 2, 3, 8} {
+				// The names in another order, in one shard or two.
+				p := r.Perm(len(names))
+				shuffled := make([]string, len(names))
+				for old, nw := range p {
+					shuffled[nw] = names[old]
+				}
+				s, d := make([]uint32, len(src)), make([]uint32, len(src))
+				for i := range src {
+					s[i], d[i] = uint32(p[src[i]]), uint32(p[dst[i]])
+				}
+				var got []string
+				if workers%2 == 0 {
+					got = renumber(shuffled, s, d, workers)
+				} else {
+					// Shard k holds the names whose index is k mod 2, so
+					// shard k's i-th name, id i*2+k, keeps its index.
+					var sh [2][]string
+					for i, n := range shuffled {
+						sh[i%2] = append(sh[i%2], n)
+					}
+					got = renumberShards(sh[:], s, d, workers)
+				}
+				if len(got) != len(names) || got[0] != "x150.net" || count[got[1]] != 3 || count[got[2]] != 3 || got[3] != "c.org" {
+					t.Fatalf("shift %d, workers %d: order starts %q", shift, workers, got[:5])
+				}
+				if !slices.IsSortedFunc(got, func(a, b string) int { return count[b] - count[a] }) {
+					t.Fatalf("shift %d, workers %d: not by count: %q", shift, workers, got)
+				}
+				if want == nil {
+					want = got
+				} else if !slices.Equal(got, want) {
+					t.Fatalf("shift %d, workers %d: order differs from the first run", shift, workers)
+				}
+				for i := range src {
+					if got[s[i]] != names[src[i]] || got[d[i]] != names[dst[i]] {
+						t.Fatalf("shift %d, workers %d: edge %d renumbered wrongly", shift, workers, i)
+					}
+				}
+			}
 		}
 	}
 }

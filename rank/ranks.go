@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -39,51 +38,19 @@ func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []ui
 }
 
 // sortByScoreThenID sorts ids (given in increasing order) by score
-// descending, ties by id ascending. It is a stable LSD radix sort on the
-// score's bits: non-negative floats order like their bit patterns, and
-// stability keeps the ids of equal scores in increasing order. For
-// millions of nodes this is several times faster than a comparison sort.
-// Big inputs are sorted in two halves at once, then merged (ties to the
-// first half, whose ids are the smaller): the result does not depend on
-// the cores.
+// descending, ties by id ascending: a stable sort (sortKeyed) on the
+// score's bits, as non-negative floats order like their bit patterns.
 func sortByScoreThenID(ids []uint32, scores []float64) {
-	if len(ids) < 1<<12 {
-		slices.SortStableFunc(ids, func(a, b uint32) int { return cmp.Compare(scores[b], scores[a]) })
-		return
-	}
-	if len(ids) < 1<<16 {
-		for i, it := range radixByScore(ids, scores) {
-			ids[i] = it.id
+	a := make([]keyed, len(ids))
+	for i, v := range ids {
+		s := scores[v]
+		if !(s > 0) {
+			s = 0 // -0, negative and NaN cannot come from PageRank; keeps equal scores equal keys
 		}
-		return
+		a[i] = keyed{^math.Float64bits(s), v} // descending
 	}
-	half := len(ids) / 2
-	var x, y []scoreItem
-	parallel(2, func(k int) {
-		if k == 0 {
-			x = radixByScore(ids[:half], scores)
-		} else {
-			y = radixByScore(ids[half:], scores)
-		}
-	})
-	i, j, o := 0, 0, 0
-	for i < len(x) && j < len(y) {
-		if y[j].key < x[i].key {
-			ids[o] = y[j].id
-			j++
-		} else {
-			ids[o] = x[i].id
-			i++
-		}
-		o++
-	}
-	for ; i < len(x); i++ {
-		ids[o] = x[i].id
-		o++
-	}
-	for ; j < len(y); j++ {
-		ids[o] = y[j].id
-		o++
+	for i, it := range sortKeyed(a) {
+		ids[i] = it.id
 	}
 }
 
@@ -104,24 +71,55 @@ func breakTiesByName(order []uint32, scores []float64, names []string) {
 	}
 }
 
-// scoreItem is a node and its sort key: the score's bits, complemented
-// so that the highest score comes first.
-type scoreItem struct {
+// keyed is an id and its sort key.
+type keyed struct {
 	key uint64
 	id  uint32
 }
 
-// radixByScore returns ids sorted by key, stably.
-func radixByScore(ids []uint32, scores []float64) []scoreItem {
-	a := make([]scoreItem, len(ids))
-	for i, v := range ids {
-		s := scores[v]
-		if !(s > 0) {
-			s = 0 // -0, negative and NaN cannot come from PageRank; keeps equal scores equal keys
-		}
-		a[i] = scoreItem{^math.Float64bits(s), v} // descending
+// sortKeyed sorts a by key, stably, and returns the sorted items, in a or
+// in a new slice. For millions of items a radix sort is several times
+// faster than a comparison sort. Big inputs are sorted in two halves at
+// once, then merged (ties to the first half): the result does not depend
+// on the cores.
+func sortKeyed(a []keyed) []keyed {
+	if len(a) < 1<<16 {
+		return radixKeyed(a, make([]keyed, len(a)))
 	}
-	b := make([]scoreItem, len(ids))
+	half := len(a) / 2
+	buf := make([]keyed, len(a))
+	var x, y []keyed
+	parallel(2, func(k int) {
+		if k == 0 {
+			x = radixKeyed(a[:half], buf[:half])
+		} else {
+			y = radixKeyed(a[half:], buf[half:])
+		}
+	})
+	out := make([]keyed, len(a))
+	i, j, o := 0, 0, 0
+	for i < len(x) && j < len(y) {
+		if y[j].key < x[i].key {
+			out[o] = y[j]
+			j++
+		} else {
+			out[o] = x[i]
+			i++
+		}
+		o++
+	}
+	o += copy(out[o:], x[i:])
+	copy(out[o:], y[j:])
+	return out
+}
+
+// radixKeyed sorts a by key with an LSD radix sort on bytes, stably,
+// using buf (as long as a) as scratch, and returns whichever of the two
+// holds the result. Passes where every key has the same byte are skipped.
+func radixKeyed(a, buf []keyed) []keyed {
+	if len(a) == 0 {
+		return a
+	}
 	var count [256]int
 	for shift := uint(0); shift < 64; shift += 8 {
 		count = [256]int{}
@@ -129,7 +127,7 @@ func radixByScore(ids []uint32, scores []float64) []scoreItem {
 			count[byte(it.key>>shift)]++
 		}
 		if count[byte(a[0].key>>shift)] == len(a) {
-			continue // every key has the same byte here
+			continue
 		}
 		sum := 0
 		for i, c := range count {
@@ -138,10 +136,10 @@ func radixByScore(ids []uint32, scores []float64) []scoreItem {
 		}
 		for _, it := range a {
 			k := byte(it.key >> shift)
-			b[count[k]] = it
+			buf[count[k]] = it
 			count[k]++
 		}
-		a, b = b, a
+		a, buf = buf, a
 	}
 	return a
 }
