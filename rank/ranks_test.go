@@ -48,11 +48,12 @@ func TestRanks(t *testing.T) {
 	}
 }
 
-// TestSortByScoreThenID checks the radix sort against a comparison sort,
-// with many ties.
-func TestSortByScoreThenID(t *testing.T) {
+// TestRanksByScoreThenID checks the order of Ranks without names (the
+// radix sort) against a comparison sort by score, then id, with many
+// ties.
+func TestRanksByScoreThenID(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	for _, n := range []int{0, 1, 10, 5000, 100_000} {
+	for _, n := range []int{2, 10, 5000, 100_000} {
 		scores := make([]float64, n)
 		for i := range scores {
 			scores[i] = float64(r.IntN(50)) * 1e-6 * r.Float64()
@@ -74,7 +75,14 @@ func TestSortByScoreThenID(t *testing.T) {
 			}
 			return int(a) - int(b)
 		})
-		sortByScoreThenID(ids, scores)
+		var edges [][2]uint32 // a ring: every node is ranked
+		for v := range n {
+			edges = append(edges, [2]uint32{uint32((v + 1) % n), uint32(v)})
+		}
+		_, ids, err := Ranks(graph(t, uint32(n), edges), scores, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !slices.Equal(ids, want) {
 			t.Fatalf("n=%d: order differs", n)
 		}
