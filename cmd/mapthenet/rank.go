@@ -41,7 +41,8 @@ rank --top N lists the N best-ranked domains.
 
 rank --edges IN.parquet --out OUT.parquet ranks any edge list standalone:
 IN needs string columns src and dst (and may have a boolean nofollow);
-OUT gets domain, rank, score, in_domains, out_domains.
+OUT gets domain, rank, score, in_domains, out_domains: ranked domains by
+rank, then those with no followed in-link (rank null) by name.
 
 --json prints one JSON document instead of text:
   rank DOMAIN...: {"snapshot": ID, "as_of": T, "domains": [{"domain",
