@@ -114,8 +114,12 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 // of 1.5 GB (100M edges) may grow to 3 GB or more before a collection.
 // A soft memory limit (not a lower GC target, which slows small graphs by
 // a third) makes the collector work harder only near the bound: 2.5 GiB,
-// or 4 times the file's size for files above 640 MiB. Unset when GOGC or
-// GOMEMLIMIT is set in the environment: the operator's choice wins.
+// or 4 times the file's size for files above 640 MiB. Under that bound
+// the GC target is 400 rather than 100: most of the heap lives to the
+// end, and collecting it half as often as the default took 7% less CPU
+// on the M graph (peak 570 MiB rather than 450). Neither is set when
+// GOGC or GOMEMLIMIT is set in the environment: the operator's choice
+// wins.
 func boundHeap(path string) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -124,8 +128,12 @@ func boundHeap(path string) (restore func()) {
 	if fi, err := os.Stat(path); err == nil {
 		limit = max(limit, 4*fi.Size())
 	}
-	prev := debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(prev) }
+	prevLimit := debug.SetMemoryLimit(limit)
+	prevPercent := debug.SetGCPercent(400)
+	return func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	}
 }
 
 // EdgeGraph is an edge file loaded for ranking: node v is the domain
