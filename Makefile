@@ -6,8 +6,11 @@ PKGS    ?= ./...
 
 test: vet unit
 
+# vet, and gofmt: a file gofmt would change fails the test command.
 vet:
 	$(GO) vet $(PKGS)
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './mapthenet-*'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 
 # -race: the store, the crawler and the rank workers are concurrent.
 unit:

@@ -3,6 +3,7 @@ package rank
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"slices"
@@ -53,8 +54,8 @@ type nameRun struct {
 	// order) of the names that differ from the name before them: the
 	// shards intern one name of each stretch of equal ones.
 	c0, c1 int
-	dict *dictNames
-	idx  []int32
+	dict   *dictNames
+	idx    []int32
 }
 
 func (r *nameRun) len() int {
@@ -99,8 +100,8 @@ func (b *batch) release() {
 type decoder struct {
 	path     string
 	cols     edgeCols
-	firstRow []int64 // row group rg is rows firstRow[rg]..firstRow[rg+1]-1
-	hash     func(string) uint64
+	firstRow []int64      // row group rg is rows firstRow[rg]..firstRow[rg+1]-1
+	seed     maphash.Seed // of the shards' hash (see shardSet)
 	free     chan *batch
 	out      chan<- *batch
 	done     <-chan struct{}
@@ -300,7 +301,7 @@ func (d *decoder) page(b *batch, c int, pc *pageCursor, rg int, rows int64) erro
 		for i := range run.len() {
 			s := run.name(i)
 			if i == 0 || s != prev {
-				prev, ph = s, d.hash(s)
+				prev, ph = s, maphash.String(d.seed, s)
 				if c == 0 {
 					b.changes = append(b.changes, int32(i))
 				}
@@ -337,7 +338,7 @@ func (d *decoder) dictionary(dict parquet.Dictionary) (*dictNames, error) {
 	dn.done = make([]bool, d.shards)
 	r := nameRun{vals: dn.vals, offs: dn.offs}
 	for i := range dn.hashes {
-		dn.hashes[i] = d.hash(r.name(i))
+		dn.hashes[i] = maphash.String(d.seed, r.name(i))
 	}
 	return dn, nil
 }

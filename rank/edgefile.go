@@ -164,4 +164,3 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	}
 	return &EdgeGraph{Names: names, Graph: g, Rows: el.rows}, nil
 }
-

@@ -113,7 +113,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := decoder{path: path, cols: cols, firstRow: firstRow, hash: set.hash, shards: nshards, free: free, out: recs, done: done}
+			d := decoder{path: path, cols: cols, firstRow: firstRow, seed: set.seed(), shards: nshards, free: free, out: recs, done: done}
 			if err := d.run(k, decoders); err != nil {
 				errs <- err
 			}

@@ -1,6 +1,9 @@
 package rank
 
-import "math/bits"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // Names are interned in shards, one goroutine each, so that interning,
 // which is most of the work of reading an edge file (a cache miss or so
@@ -33,6 +36,9 @@ func newShardSet(workers, sizeHint int) *shardSet {
 }
 
 func (set *shardSet) hash(s string) uint64 { return set.shards[0].in.hash(s) }
+
+// seed is the seed of hash, for callers that hash with maphash directly.
+func (set *shardSet) seed() maphash.Seed { return set.shards[0].in.seed }
 
 // of is the shard of a name of hash h.
 func (set *shardSet) of(h uint64) uint64 {

@@ -218,7 +218,9 @@ func snapshotTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:
 
 func printDomainReport(w io.Writer, s *rebuild.Snapshot, r rebuild.DomainReport) {
 	fmt.Fprintln(w, r.Domain)
-	row := func(label, format string, a ...any) { fmt.Fprintf(w, "  %-12s"+format+"\n", append([]any{label}, a...)...) }
+	row := func(label, format string, a ...any) {
+		fmt.Fprintf(w, "  %-12s"+format+"\n", append([]any{label}, a...)...)
+	}
 	if r.Rank != nil {
 		since := ""
 		if s.Manifest.Previous != "" {
