@@ -16,14 +16,13 @@ import (
 // the store refuses because its domain was removed meanwhile is dropped;
 // the others are written again without it.
 type recorder struct {
-	store  Store
-	log    *slog.Logger
-	in     chan *data.VisitResult
-	wg     sync.WaitGroup
-	once   sync.Once
-	mu     sync.Mutex
-	err    error
-	closed bool
+	store Store
+	log   *slog.Logger
+	in    chan *data.VisitResult
+	wg    sync.WaitGroup
+	once  sync.Once
+	mu    sync.Mutex
+	err   error
 	// onCommit, when set (before the first add), is told each batch the
 	// store has committed, from one of the recorder's goroutines.
 	onCommit func([]*data.VisitResult)

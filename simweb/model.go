@@ -141,11 +141,6 @@ func (p *page) links() []link {
 	return out
 }
 
-// isFeed reports whether the page is a feed.
-func (p *page) isFeed() bool {
-	return p.kind == pageRSS || p.kind == pageAtom || p.kind == pageJSONFeed
-}
-
 // link is one <a href> (or feed item) and what it points at.
 type link struct {
 	href string // as written

@@ -98,17 +98,6 @@ func (f *robotsFile) allowed(token, pathQuery string) bool {
 	return allow
 }
 
-// crawlDelay is the Crawl-delay in seconds that applies to token.
-func (f *robotsFile) crawlDelay(token string) int {
-	if !f.available() {
-		return 0
-	}
-	if g := f.group(token); g != nil {
-		return g.crawlDelay
-	}
-	return 0
-}
-
 // text renders the file.
 func (f *robotsFile) text() []byte {
 	var b strings.Builder

@@ -11,7 +11,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 )
 
@@ -163,18 +162,8 @@ func configStrings(v any) []string {
 	}
 }
 
-// notYet is the RunE of a command whose issue is still open: it says so and
-// fails rather than pretending.
-func notYet(issue int) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, _ []string) error {
-		return fmt.Errorf("%s is not built yet (issue %d)", cmd.CommandPath(), issue)
-	}
-}
-
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
 		strings.Contains(msg, "accepts ") || strings.Contains(msg, "requires at least")
 }
-
-var _ = pflag.ErrHelp

@@ -194,7 +194,9 @@ func TestCheck(t *testing.T) {
 		res:  fakeResolver{err: nx},
 		routes: map[string]http.HandlerFunc{
 			"https /": text(`<html><head><title>home</title></head></html>`),
-			"http /":  func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "https://example.com/", 301) },
+			"http /": func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "https://example.com/", http.StatusMovedPermanently)
+			},
 		},
 		details: []string{"dns: TXT lookup failed: lookup example.com: no such host",
 			"file: https: 404; http: 404",
@@ -216,7 +218,7 @@ func TestCheck(t *testing.T) {
 		noHTTPS: true,
 		routes: map[string]http.HandlerFunc{
 			"http " + FilePath: func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, "http://attacker.example/token.txt", 302)
+				http.Redirect(w, r, "http://attacker.example/token.txt", http.StatusFound)
 			},
 		},
 		details: []string{"no TXT records", "file: https: cannot connect: connection refused; http: redirect to another domain (attacker.example)",

@@ -121,20 +121,6 @@ func parseDictionary(s string) ([]sfMember, error) {
 	return out, nil
 }
 
-func parseItem(s string) (sfItem, error) {
-	p := &sfParser{s: s}
-	p.skipSP()
-	it, err := p.item()
-	if err != nil {
-		return sfItem{}, err
-	}
-	p.skipSP()
-	if p.i != len(p.s) {
-		return sfItem{}, p.fail("trailing characters")
-	}
-	return it, nil
-}
-
 func (p *sfParser) itemOrInnerList() (sfItem, error) {
 	if p.i < len(p.s) && p.s[p.i] == '(' {
 		return p.innerList()
