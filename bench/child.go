@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ type measured struct {
 	wall      time.Duration
 	cpu       time.Duration // user + system
 	maxRSSKiB int64
+	stolen    float64 // share of the machine's CPU time the hypervisor took meanwhile; -1: unknown
 }
 
 // runChild runs this program as a child doing job and decodes its JSON
@@ -42,9 +44,13 @@ func runChild(out any, job string, args ...string) (measured, error) {
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = os.Stderr
+	before, beforeOK := readHostCPU()
 	start := time.Now()
 	err = cmd.Run()
-	m := measured{wall: time.Since(start)}
+	m := measured{wall: time.Since(start), stolen: -1}
+	if after, ok := readHostCPU(); ok && beforeOK {
+		m.stolen = after.stolenSince(before)
+	}
 	if err != nil {
 		return m, fmt.Errorf("child %s: %w", job, err)
 	}
@@ -56,6 +62,59 @@ func runChild(out any, job string, args ...string) (measured, error) {
 		return m, fmt.Errorf("child %s: bad output %q: %w", job, stdout.String(), err)
 	}
 	return m, nil
+}
+
+// hostCPU is the first line of /proc/stat: the machine's CPU time so far,
+// in ticks, all of it and the part a hypervisor took (steal). On a VM
+// whose host is busy, steal makes every figure slower: the bench prints
+// it so that a slow run can be told from a slow program.
+type hostCPU struct{ total, steal uint64 }
+
+func readHostCPU() (hostCPU, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return hostCPU{}, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return hostCPU{}, false
+	}
+	var c hostCPU
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return hostCPU{}, false
+		}
+		if i < 8 { // user nice system idle iowait irq softirq steal; guest is counted in user
+			c.total += n
+		}
+		if i == 7 {
+			c.steal = n
+		}
+	}
+	return c, true
+}
+
+// stolenSince is the share of the CPU time between before and c that was
+// stolen.
+func (c hostCPU) stolenSince(before hostCPU) float64 {
+	if c.total <= before.total {
+		return 0
+	}
+	return float64(c.steal-before.steal) / float64(c.total-before.total)
+}
+
+// stolenRow is the result row that reports m.stolen, if known.
+func stolenRow(stage string, m measured) []result {
+	if m.stolen < 0 {
+		return nil
+	}
+	note := ""
+	if m.stolen >= 0.05 {
+		note = ": the host was busy, figures are slower than the program"
+	}
+	return []result{{stage, "CPU stolen by the host", fmt.Sprintf("%.0f%%%s", 100*m.stolen, note)}}
 }
 
 // childMain is main in a child.

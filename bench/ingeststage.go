@@ -60,13 +60,14 @@ func runIngest(ctx context.Context, e *env) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []result{
+	rows := []result{
 		{"ingest", "store", fmt.Sprintf("%d visits (one complete visit per source), %d links, %d domains, batches of %d from %d goroutines", res.Visits, res.Edges, res.Domains, ingestBatch, ingestCallers)},
 		{"ingest", "edges/s (time recording)", fmt.Sprintf("%.0f (%s)", float64(res.Edges)/res.RecordSeconds, secs(res.RecordSeconds))},
 		{"ingest", "wall (with making the visits)", secs(m.wall.Seconds())},
 		{"ingest", "CPU (user+sys)", secs(m.cpu.Seconds())},
 		{"ingest", "peak memory (max RSS)", fmt.Sprintf("%.0f MiB", float64(m.maxRSSKiB)/1024)},
-	}, nil
+	}
+	return append(rows, stolenRow("ingest", m)...), nil
 }
 
 // childIngest records one complete visit per source domain of the

@@ -26,6 +26,7 @@ func runRank(ctx context.Context, e *env) ([]result, error) {
 		{"rank", "CPU (user+sys)", secs(m.cpu.Seconds())},
 		{"rank", "peak memory (max RSS)", fmt.Sprintf("%.0f MiB", float64(m.maxRSSKiB)/1024)},
 	}
+	rows = append(rows, stolenRow("rank", m)...)
 	var prSeconds float64
 	for _, st := range sum.Stages {
 		rows = append(rows, result{"rank", "  stage " + st.Stage, secs(st.Seconds)})

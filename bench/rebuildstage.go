@@ -45,6 +45,7 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 		result{"rebuild", "CPU (user+sys)", secs(m.cpu.Seconds())},
 		result{"rebuild", "peak memory (max RSS)", fmt.Sprintf("%.0f MiB", float64(m.maxRSSKiB)/1024)},
 	)
+	rows = append(rows, stolenRow("rebuild", m)...)
 	for _, st := range man.Stages {
 		v := secs(st.Seconds)
 		if cpu, ok := res.StageCPU[st.Stage]; ok {
