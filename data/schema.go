@@ -48,10 +48,19 @@ type DomainRow struct {
 }
 
 // EdgeRow is one row of edges.parquet: src links to dst now.
+//
+// Encodings (by tag; the rows are sorted by src_id, dst_id): src is
+// dictionary-encoded, as a row group holds few sources, each in a long
+// run; src_id is delta-encoded, nearly nothing when sorted. dst and dst_id
+// stay plain: a row group names most domains as targets, and the dst
+// dictionary's lookups cost a third of writing edges.parquet for a file a
+// ninth smaller (graphgen's M graph: 93 MB rather than 82.5 MB, 2 CPU-s
+// less). Timestamps stay plain too: zstd finds their repeats better than
+// delta encoding does.
 type EdgeRow struct {
-	Src       string    `parquet:"src"`
+	Src       string    `parquet:"src,dict"`
 	Dst       string    `parquet:"dst"`
-	SrcID     int32     `parquet:"src_id"`
+	SrcID     int32     `parquet:"src_id,delta"`
 	DstID     int32     `parquet:"dst_id"`
 	FirstSeen time.Time `parquet:"first_seen,timestamp(microsecond)"`
 	LastSeen  time.Time `parquet:"last_seen,timestamp(microsecond)"`

@@ -152,7 +152,7 @@ func (b *builder) denseOf(id uint32) (int32, bool) {
 // writeEdges streams the edges into edges.parquet and keeps the followed
 // ones for ranks, counts and link words.
 func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
-	fw, err := createParquet[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup, dictStrings...)
+	fw, err := createParquet[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup, edgeWriterOptions...)
 	if err != nil {
 		return 0, err
 	}

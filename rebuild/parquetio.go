@@ -28,12 +28,10 @@ const (
 	edgeRowGroup  = 1 << 20
 )
 
-// dictStrings dictionary-encodes string columns: edges.parquet's src and
-// dst repeat endlessly (a quarter smaller than plain for graphgen's S
-// graph); in the other files names are mostly unique and plain does better.
-// Past 8 MiB of dictionary in a row group a column falls back to plain.
-var dictStrings = []parquet.WriterOption{
-	parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.RLEDictionary),
+// edgeWriterOptions are edges.parquet's writer options beyond the
+// encodings its row type's tags choose (see data.EdgeRow): past 8 MiB of
+// dictionary in a row group, the src column falls back to plain.
+var edgeWriterOptions = []parquet.WriterOption{
 	parquet.DictionaryMaxBytes(8 << 20),
 }
 

@@ -16,7 +16,7 @@ import (
 // compressed, and makes the file durable on Close.
 //
 // Encoding and compressing rows is most of a rebuild's cost (edges.parquet:
-// a dictionary lookup per name, zstd per page), so the row groups are
+// 10 million rows for the M graph, zstd per page), so the row groups are
 // encoded in parallel: row group k is written by encoder k mod workers into
 // a Parquet file in memory, and a committer appends the finished row groups
 // to the real file in order, through parquet-go's verbatim copy of column

@@ -70,7 +70,7 @@ func TestFileWriterSameBytes(t *testing.T) {
 			t.Run(fmt.Sprintf("rows%d/workers%d", n, workers), func(t *testing.T) {
 				dir := t.TempDir()
 				edges := testEdgeRows(n)
-				checkSameBytes(t, filepath.Join(dir, "e.parquet"), edges, workers, group, dictStrings...)
+				checkSameBytes(t, filepath.Join(dir, "e.parquet"), edges, workers, group, edgeWriterOptions...)
 				domains := testDomainRows(n)
 				meta := parquet.KeyValueMetadata("k", "v")
 				checkSameBytes(t, filepath.Join(dir, "d.parquet"), domains, workers, group, meta)
@@ -122,7 +122,7 @@ func checkSameBytes[T any](t *testing.T, path string, rows []T, workers int, gro
 // detector and the test's end would catch one left running).
 func TestFileWriterAbort(t *testing.T) {
 	for _, n := range []int{0, 150, 1000} {
-		fw, err := createParquetWorkers[data.EdgeRow](filepath.Join(t.TempDir(), "e.parquet"), 100, 2, dictStrings...)
+		fw, err := createParquetWorkers[data.EdgeRow](filepath.Join(t.TempDir(), "e.parquet"), 100, 2, edgeWriterOptions...)
 		if err != nil {
 			t.Fatal(err)
 		}
