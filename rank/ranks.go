@@ -75,37 +75,39 @@ type keyed struct {
 // sortKeyed sorts a by key, stably, and returns the sorted items, in a or
 // in a new slice. For millions of items a radix sort is several times
 // faster than a comparison sort. Big inputs are sorted in two halves at
-// once, then merged (ties to the first half): the result does not depend
-// on the cores.
+// once, then merged back into a (ties to the first half): the result does
+// not depend on the cores. It takes one buffer as big as a.
 func sortKeyed(a []keyed) []keyed {
 	if len(a) < 1<<16 {
 		return radixKeyed(a, make([]keyed, len(a)))
 	}
 	half := len(a) / 2
 	buf := makeLarge[keyed](len(a), len(a))
-	var x, y []keyed
 	parallel(2, func(k int) {
-		if k == 0 {
-			x = radixKeyed(a[:half], buf[:half])
-		} else {
-			y = radixKeyed(a[half:], buf[half:])
+		lo, hi := 0, half
+		if k == 1 {
+			lo, hi = half, len(a)
+		}
+		// Leave each sorted half in buf, to merge into a.
+		if sorted := radixKeyed(a[lo:hi], buf[lo:hi]); &sorted[0] != &buf[lo] {
+			copy(buf[lo:hi], sorted)
 		}
 	})
-	out := makeLarge[keyed](len(a), len(a))
+	x, y := buf[:half], buf[half:]
 	i, j, o := 0, 0, 0
 	for i < len(x) && j < len(y) {
 		if y[j].key < x[i].key {
-			out[o] = y[j]
+			a[o] = y[j]
 			j++
 		} else {
-			out[o] = x[i]
+			a[o] = x[i]
 			i++
 		}
 		o++
 	}
-	o += copy(out[o:], x[i:])
-	copy(out[o:], y[j:])
-	return out
+	o += copy(a[o:], x[i:])
+	copy(a[o:], y[j:])
+	return a
 }
 
 // radixKeyed sorts a by key with an LSD radix sort on bytes, stably,
