@@ -35,9 +35,8 @@ func newShardSet(workers, sizeHint int) *shardSet {
 	return set
 }
 
-func (set *shardSet) hash(s string) uint64 { return set.shards[0].in.hash(s) }
-
-// seed is the seed of hash, for callers that hash with maphash directly.
+// seed is the seed of the hash every shard uses: callers hash names with
+// maphash.String(seed, name) to pick their shard and slot.
 func (set *shardSet) seed() maphash.Seed { return set.shards[0].in.seed }
 
 // of is the shard of a name of hash h.
