@@ -3,6 +3,7 @@ package rank
 import (
 	"context"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -54,11 +55,14 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	stage := func(name string, rows int64) {
 		now := time.Now()
 		sum.Stages = append(sum.Stages, data.StageTiming{Stage: name, Seconds: now.Sub(clock).Seconds(), Rows: rows})
-		logger.Debug("rank stage done", "stage", name, "seconds", now.Sub(clock).Seconds(), "rows", rows)
+		logger.Info("rank stage done", "stage", name, "seconds", math.Round(1000*now.Sub(clock).Seconds())/1000, "rows", rows)
 		clock = now
 	}
 
-	el, err := readEdges(ctx, inPath, p.Workers)
+	el, err := readEdges(ctx, inPath, p.Workers, func(done, total int64) {
+		logger.Info("reading edge file", "file", inPath, "rows", done, "of", total,
+			"percent", math.Round(1000*float64(done)/float64(max(total, 1)))/10)
+	})
 	if err != nil {
 		return Summary{}, err
 	}
@@ -153,7 +157,7 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 		workers = runtime.GOMAXPROCS(0)
 	}
 	defer boundHeap(path)()
-	el, err := readEdges(ctx, path, workers)
+	el, err := readEdges(ctx, path, workers, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -380,3 +382,27 @@ func TestRankEdgeFileErrors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRankEdgeFileProgress: reading reports rows read out of the file's
+// rows, and every stage is logged.
+func TestRankEdgeFileProgress(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 0 // at every batch
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "edges.parquet"), filepath.Join(dir, "ranks.parquet")
+	writeParquet(t, in, smallEdges, 0)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := RankEdgeFile(context.Background(), in, out, DefaultParams, logger); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`msg="reading edge file" file=%s rows=%d of=%d percent=100`, in, len(smallEdges), len(smallEdges))
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("no progress line %q in\n%s", want, logs.String())
+	}
+	for _, st := range []string{StageRead, StageRenumber, StageCSR, StagePageRank, StageRanks, StageWrite} {
+		if !strings.Contains(logs.String(), `msg="rank stage done" stage=`+st+" ") {
+			t.Errorf("stage %s not logged in\n%s", st, logs.String())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -22,6 +23,10 @@ type edgeList struct {
 	src, dst []uint32
 	rows     int64 // rows read, nofollow and self-loops included
 }
+
+// progressEvery is how often readEdges reports progress (a variable so
+// that tests can make it report at every batch).
+var progressEvery = 10 * time.Second
 
 // Edge file columns.
 const (
@@ -38,7 +43,10 @@ const (
 // goroutine makes the edges. Batches arrive in no fixed order, which is
 // fine: ids are renumbered by name later and the CSR does not depend on
 // the order of edges. Nofollow rows add their domains but no edge.
-func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err error) {
+//
+// progress, when not nil, is called with the rows read so far and the
+// file's rows every progressEvery while reading.
+func readEdges(ctx context.Context, path string, workers int, progress func(done, total int64)) (el *edgeList, err error) {
 	// The Parquet and Arrow readers panic on some malformed files; a bad
 	// input file must give an error, never bring the program down. (The
 	// decoders recover on their own goroutines, see decode.)
@@ -165,6 +173,7 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 	}()
 
 	a := newEdgeAssembler(set, el, path, firstRow, cols.nofollow >= 0)
+	lastProgress := time.Now()
 	for r := range interned {
 		err := ctx.Err()
 		if err == nil {
@@ -175,6 +184,10 @@ func readEdges(ctx context.Context, path string, workers int) (el *edgeList, err
 			return nil, err
 		}
 		free <- r // never blocks: free holds every batch
+		if progress != nil && time.Since(lastProgress) >= progressEvery {
+			progress(el.rows, rows)
+			lastProgress = time.Now()
+		}
 	}
 	select {
 	case err := <-errs:
