@@ -29,7 +29,7 @@ func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []ui
 	// Stable: equal scores keep ids in increasing order.
 	byScore = sortKeyed(byScore)
 	if names != nil {
-		breakTiesByName(byScore, names)
+		breakTiesByName(byScore, func(id uint32) string { return names[id] })
 	}
 	order = make([]uint32, len(byScore))
 	ranks = make([]uint32, n)
@@ -49,18 +49,19 @@ func scoreKey(s float64) uint64 {
 	return ^math.Float64bits(s)
 }
 
-// breakTiesByName sorts each run of equal keys by name. Ties are few and
-// short next to the nodes (most are leaves linked from the same few
-// pages), so this costs a scan where a comparison sort of every node by
-// score and name cost seconds for millions.
-func breakTiesByName(a []keyed, names []string) {
+// breakTiesByName sorts each run of equal keys in a (sorted by key) by
+// the names of their ids. Ties are few and short next to the items (for
+// ranks, mostly leaves linked from the same few pages), so this costs a
+// scan where a comparison sort of every item by key and name cost seconds
+// for millions.
+func breakTiesByName(a []keyed, name func(id uint32) string) {
 	for i := 0; i < len(a); {
 		j := i + 1
 		for j < len(a) && a[j].key == a[i].key {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(a[i:j], func(x, y keyed) int { return strings.Compare(names[x.id], names[y.id]) })
+			slices.SortFunc(a[i:j], func(x, y keyed) int { return strings.Compare(name(x.id), name(y.id)) })
 		}
 		i = j
 	}

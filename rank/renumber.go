@@ -1,11 +1,6 @@
 package rank
 
-import (
-	"slices"
-	"strings"
-
-	"github.com/cespare/xxhash/v2"
-)
+import "github.com/cespare/xxhash/v2"
 
 // renumber makes ids independent of the input's order: it orders the
 // names as renumberShards does and rewrites src and dst in place.
@@ -58,16 +53,7 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 	out = nil
 	items = sortKeyed(items)
 	// Equal keys (a 48-bit hash shared within one count: rare) go by name.
-	for i := 0; i < len(items); {
-		j := i + 1
-		for j < len(items) && items[j].key == items[i].key {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortFunc(items[i:j], func(a, b keyed) int { return strings.Compare(name(a.id), name(b.id)) })
-		}
-		i = j
-	}
+	breakTiesByName(items, name)
 
 	perm := makeLarge[uint32](most*len(shards), most*len(shards))
 	sorted := makeLarge[string](n, n)
