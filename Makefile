@@ -17,7 +17,7 @@ unit:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 build:
-	$(GO) build -o bin/mapthenet ./cmd/mapthenet
+	$(GO) build -buildvcs=auto -o bin/mapthenet ./cmd/mapthenet
 
 # Benchmarks: the Go micro-benchmarks, then the end-to-end benchmark command.
 bench:

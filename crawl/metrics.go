@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mapthenet/mapthenet/buildinfo"
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/data"
 )
@@ -119,8 +120,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // runtime and process collectors.
 func NewRegistry() (*prometheus.Registry, *Metrics) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
 	return reg, NewMetrics(reg)
+}
+
+// buildInfoGauge is mapthenet_build_info: always 1, its labels say which
+// build is running (the Prometheus convention for build information).
+func buildInfoGauge() prometheus.Collector {
+	in := buildinfo.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "mapthenet_build_info",
+		Help:        "Which build of mapthenet is running: the module version, commit and Go version as labels; always 1.",
+		ConstLabels: prometheus.Labels{"version": in.Version, "revision": in.Revision, "goversion": in.GoVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // request counts one request: its status, or the fetch error that left it

@@ -185,3 +185,27 @@ func TestNilMetrics(t *testing.T) {
 	m.scheduleLoaded()
 	m.queues(1, 2, 3)
 }
+
+// mapthenet_build_info is 1 and names the build in its labels.
+func TestBuildInfoMetric(t *testing.T) {
+	reg, _ := NewRegistry()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "mapthenet_build_info" {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if m.GetGauge().GetValue() != 1 || labels["version"] == "" || labels["goversion"] == "" {
+			t.Errorf("mapthenet_build_info = %v %v", m.GetGauge().GetValue(), labels)
+		}
+		return
+	}
+	t.Error("no mapthenet_build_info metric")
+}

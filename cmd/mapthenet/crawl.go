@@ -166,11 +166,14 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		defer srv.Close()
 	}
 	stats, err := crawl.Run(cmd.Context(), store, opts)
-	global.logger.Info("crawl done", "visits", stats.Visits, "pages", stats.Pages, "abandoned", stats.Abandoned,
-		"discovered", stats.Discovered, "seconds", stats.Elapsed.Seconds())
+	counts := []any{"visits", stats.Visits, "pages", stats.Pages, "abandoned", stats.Abandoned,
+		"discovered", stats.Discovered, "seconds", stats.Elapsed.Seconds()}
 	if err != nil {
+		// Not "crawl done": the run failed, and the error follows as the last line.
+		global.logger.Warn("crawl stopped", counts...)
 		return err
 	}
+	global.logger.Info("crawl done", counts...)
 	if srv != nil {
 		// Before the store closes: a crawl that ended on its own
 		// (--until-idle, --max-duration, --max-sites) lets a rebuild it

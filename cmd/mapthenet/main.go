@@ -34,7 +34,13 @@ func run(ctx context.Context, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "mapthenet:", err)
+	code := exitCode(err)
+	reportError(err, code)
+	return code
+}
+
+// exitCode maps the error that ended a command to the exit code scripts see.
+func exitCode(err error) int {
 	var ue usageError
 	var be busyError
 	switch {
@@ -46,6 +52,17 @@ func run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// reportError writes the error that ends the run: under --log-format json
+// as one more JSON line (level ERROR, with the exit code), so that a log
+// shipper sees every line of a failed run parse; else as one plain line.
+func reportError(err error, code int) {
+	if global.logger != nil && global.LogFormat == "json" {
+		global.logger.Error("mapthenet: "+err.Error(), "exit", code)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "mapthenet:", err)
 }
 
 // usageError marks an error in the command line (exit 2).

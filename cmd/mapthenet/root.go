@@ -12,6 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/mapthenet/mapthenet/buildinfo"
 )
 
 // globalOptions are the flags every command takes (DESIGN.md, "Commands").
@@ -19,6 +21,7 @@ type globalOptions struct {
 	DataDir   string
 	Config    string
 	LogFormat string
+	LogLevel  string
 	Now       string // RFC 3339; empty: the clock
 	logger    *slog.Logger
 }
@@ -52,7 +55,10 @@ rebuilds it, with nothing to set up.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&global.DataDir, "data-dir", defaultDataDir(), "data directory (env MAPTHENET_DIR)")
 	pf.StringVar(&global.Config, "config", "", "YAML or TOML file of flag values (flags on the command line win)")
-	pf.StringVar(&global.LogFormat, "log-format", "text", "log format: text or json")
+	pf.StringVar(&global.LogFormat, "log-format", "text", "log format: text or json (one object a line, the fatal error included)")
+	pf.StringVar(&global.LogLevel, "log-level", "info", "least severe log lines written: debug, info, warn or error")
+	root.Version = buildinfo.Get().String()
+	root.SetVersionTemplate("mapthenet {{.Version}}\n")
 
 	root.AddCommand(
 		newCrawlCommand(),
@@ -64,6 +70,7 @@ rebuilds it, with nothing to set up.`,
 		newRemoveCommand(),
 		newMapCommand(),
 		newDemoCommand(),
+		newVersionCommand(),
 	)
 	return root
 }
@@ -93,12 +100,17 @@ func (g *globalOptions) now() (time.Time, error) {
 }
 
 func (g *globalOptions) setup(stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.LogLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", g.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	switch g.LogFormat {
 	case "text":
-		h = slog.NewTextHandler(stderr, nil)
+		h = slog.NewTextHandler(stderr, opts)
 	case "json":
-		h = slog.NewJSONHandler(stderr, nil)
+		h = slog.NewJSONHandler(stderr, opts)
 	default:
 		return usagef("--log-format %q: want text or json", g.LogFormat)
 	}
