@@ -172,9 +172,11 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 		return err
 	}
 	current := filepath.Join(dir, "rebuilds", "current")
-	fmt.Fprintf(out, "\nfinished in %.1fs. Try:\n  duckdb -c \"SELECT domain, rank, in_domains, last_outcome FROM '%s' ORDER BY rank LIMIT 20\"\n",
+	fmt.Fprintf(out, "\nfinished in %.1fs. Try (DuckDB's CLI: https://duckdb.org/docs/installation):\n  duckdb -c \"SELECT domain, rank, in_domains, last_outcome FROM '%s' ORDER BY rank LIMIT 20\"\n",
 		time.Since(start).Seconds(), filepath.Join(current, "domains.parquet"))
-	fmt.Fprintf(out, "  mapthenet --data-dir %s rank --top 20\n", dir)
+	// The binary as it was run (./bin/mapthenet after make demo), so that
+	// the line runs as pasted.
+	fmt.Fprintf(out, "  %s --data-dir %s rank --top 20\n", os.Args[0], dir)
 	return nil
 }
 
