@@ -35,6 +35,7 @@ type Metrics struct {
 	due       prometheus.Gauge
 	waiting   prometheus.Gauge
 	inFlight  prometheus.Gauge
+	activity  *Activity // the last hour, for `mapthenet status` and the minute log line
 }
 
 // Request classes of mapthenet_crawl_requests_total.
@@ -55,6 +56,7 @@ const (
 // NewMetrics makes the crawl's metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		activity: NewActivity(nil),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mapthenet_crawl_requests_total",
 			Help: "HTTP requests made (robots.txt and redirect hops included), by response status class (2xx..5xx) or error when no response came.",
@@ -114,6 +116,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.robots.WithLabelValues(r)
 	}
 	return m
+}
+
+// Activity is the crawl's record of its last hour (nil for nil Metrics).
+func (m *Metrics) Activity() *Activity {
+	if m == nil {
+		return nil
+	}
+	return m.activity
 }
 
 // NewRegistry is a private registry with the crawl's metrics and the Go
@@ -186,6 +196,7 @@ func (m *Metrics) visited(r *data.VisitResult) {
 	}
 	m.visits.WithLabelValues(string(r.Outcome)).Inc()
 	m.pages.Add(float64(r.Pages))
+	m.activity.Add(r)
 }
 
 func (m *Metrics) visitEnded(abandoned bool) {
@@ -213,6 +224,7 @@ func (m *Metrics) queues(due, waiting, inFlight int) {
 	m.due.Set(float64(due))
 	m.waiting.Set(float64(waiting))
 	m.inFlight.Set(float64(inFlight))
+	m.activity.queues(due, waiting, inFlight)
 }
 
 // MetricsServer serves a registry's metrics over HTTP at /metrics.

@@ -97,6 +97,9 @@ type Options struct {
 	IdleRecheck      time.Duration
 	Progress         io.Writer // periodic counts; nil: none
 	ProgressInterval time.Duration
+	// LogEvery, when positive, writes a "crawl progress" log line at that
+	// interval (cmd sets a minute when stderr is not a terminal); 0: none.
+	LogEvery time.Duration
 
 	Clock   clockwork.Clock
 	Logger  *slog.Logger

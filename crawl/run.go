@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
@@ -44,6 +46,14 @@ type Stats struct {
 func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	o := opts.withDefaults()
 	stats := Stats{Outcomes: map[data.Outcome]int{}}
+	if o.LogEvery > 0 {
+		if o.Metrics == nil {
+			o.Metrics = NewMetrics(prometheus.NewRegistry())
+		}
+		stopLog := startActivityLog(ctx, o)
+		defer stopLog()
+	}
+	o.Metrics.Activity().setClock(o.Clock)
 	start := o.Clock.Now()
 	asOf := o.Now
 	if asOf.IsZero() {

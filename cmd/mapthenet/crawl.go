@@ -150,16 +150,21 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	// While the crawl holds the store, a rebuild (from cron) asks it over
 	// <data-dir>/crawl.sock to run in this process, on a consistent view of
 	// the store, while the crawl goes on.
+	// The metrics always count: `mapthenet status` reads them over
+	// crawl.sock; --metrics-addr also serves them to Prometheus.
+	reg, m := crawl.NewRegistry()
+	opts.Metrics = m
 	if fl.MetricsAddr != "" {
-		reg, m := crawl.NewRegistry()
 		ms, err := crawl.ServeMetrics(fl.MetricsAddr, reg, global.logger)
 		if err != nil {
 			return usagef("--metrics-addr %s: %v", fl.MetricsAddr, err)
 		}
 		defer ms.Close()
-		opts.Metrics = m
 	}
-	srv, err := serveControl(store, global.DataDir, global.logger)
+	if opts.Progress == nil {
+		opts.LogEvery = time.Minute // a log file gets the counts a terminal sees
+	}
+	srv, err := serveControl(store, global.DataDir, global.logger, m.Activity())
 	if err != nil {
 		global.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
 	} else {
@@ -186,8 +191,14 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 
 // serveControl answers other commands on <data-dir>/crawl.sock while the
 // crawl holds the store.
-func serveControl(store *graph.Store, dataDir string, log *slog.Logger) (*control.Server, error) {
+func serveControl(store *graph.Store, dataDir string, log *slog.Logger, activity *crawl.Activity) (*control.Server, error) {
 	return control.Serve(filepath.Join(dataDir, control.SocketName), map[string]control.Handler{
+		"status": func(context.Context, json.RawMessage) (any, error) {
+			if activity == nil {
+				return nil, errors.New("this crawl keeps no activity record")
+			}
+			return activity.Report(), nil
+		},
 		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
 			return rebuildHere(ctx, store, dataDir, log, args)
 		},

@@ -33,7 +33,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv, err := serveControl(store, remote, slog.New(slog.DiscardHandler))
+	srv, err := serveControl(store, remote, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,7 @@ rebuilds it, with nothing to set up.`,
 		newRemoveCommand(),
 		newMapCommand(),
 		newDemoCommand(),
+		newStatusCommand(),
 		newVersionCommand(),
 	)
 	return root
