@@ -169,7 +169,11 @@ func robotsMatch(pat, p string) bool {
 
 // normalizePath puts a path (and query) in one percent-encoding form:
 // escapes of unreserved characters decoded, other escapes upper case,
-// bytes outside printable ASCII escaped (RFC 3986 §6.2.2, as RFC 9309 asks).
+// bytes outside printable ASCII escaped (RFC 3986 §6.2.2, as RFC 9309 asks),
+// and a stray "%" (not followed by two hex digits) written as "%25", as the
+// crawler's robots normaliser does. Left as it was, a stray "%" could meet
+// the decoded byte of a later escape and form a new one ("%7%41" -> "%7A"),
+// so that normalising twice would differ from normalising once.
 func normalizePath(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
@@ -186,6 +190,8 @@ func normalizePath(s string) string {
 				b.WriteByte(hex[v&15])
 			}
 			i += 2
+		case c == '%':
+			b.WriteString("%25")
 		case c <= 0x20 || c >= 0x7f:
 			b.WriteByte('%')
 			b.WriteByte(hex[c>>4])
