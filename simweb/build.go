@@ -406,10 +406,15 @@ func (w *world) buildSite(s *site) {
 	case KindRobotsRedirect6:
 		h.robots.hops = 6
 	case KindCrawlDelay:
-		for i := range h.robots.groups {
-			h.robots.groups[i].crawlDelay = 2
+		// The Crawl-delay comes between "*" and our token, in one group
+		// (RFC 9309 section 2.2.4: it does not end the list of agents), so
+		// it is ours too; a crawler that ends the group there finds a group
+		// of its own without the delay.
+		h.robots.groups = []robotsGroup{
+			{agents: []string{"OtherBot"}, rules: []robotsRule{{pattern: "/"}}, crawlDelay: 2},
+			{agents: []string{"*", "MapTheNetBot"}, crawlDelay: 2, delayInside: true,
+				rules: []robotsRule{{pattern: "/admin/"}, {allow: true, pattern: "/admin/help"}}},
 		}
-		s.CrawlDelay = 2
 	case KindOptedOut:
 		h.robots.groups = append([]robotsGroup{{agents: []string{"MapTheNetBot"}, rules: []robotsRule{{pattern: "/"}}}}, h.robots.groups...)
 	case KindThrottle429:
@@ -445,6 +450,7 @@ func (w *world) buildSite(s *site) {
 		}
 	}
 	s.RobotsStatus = h.robots.robotsStatus()
+	s.CrawlDelay = h.robots.crawlDelay(Token)
 }
 
 // robotsStatus is what a visit records of f (see Site.RobotsStatus).
@@ -544,12 +550,21 @@ func (b *builder) rel(h *host) {
 }
 
 // robotsRules: a group for our token with *, $ and percent-encoded rules,
-// a "*" group that shuts everyone else out, and links that test each.
+// a "*" group that shuts everyone else out, and links that test each. Our
+// token shares its group with another bot's, with a Sitemap, an unknown
+// record and a misspelled one between the two user-agent lines: RFC 9309
+// section 2.2.4 says they do not end the group, so the rules are ours (a
+// crawler that ends the group there finds a group of its own with no rules,
+// and fetches every trap).
 func (b *builder) robotsRules(h *host) {
 	h.robots.groups = []robotsGroup{
 		{agents: []string{"*"}, rules: []robotsRule{{pattern: "/"}}},
 		{agents: []string{"Googlebot"}, rules: []robotsRule{{allow: true, pattern: "/"}}},
-		{agents: []string{"MapTheNetBot"}, rules: []robotsRule{
+		{agents: []string{"MapTheNetBot", "OtherBot"}, inside: []string{
+			"Sitemap: " + h.origin() + "/sitemap.xml",
+			"Content-Signal: search=yes, ai-train=no",
+			"Crawl-dealy: 60",
+		}, rules: []robotsRule{
 			{pattern: "/admin/"},
 			{pattern: "/private/"},
 			{allow: true, pattern: "/private/open"},
