@@ -99,6 +99,7 @@ func (w *world) addHost(s *site, name string) *host {
 // minTargets is how many out-links a kind's pages need.
 var minTargets = map[Kind]int{
 	KindMetaRobots: 13, KindRel: 9, KindRobotsRules: 5, KindBigPage: 3, KindMultiHost: 6, KindRobots404: 3, KindRobotsHuge: 3,
+	KindFeedPosts: 6,
 }
 
 // linkGraph draws every site's out-link targets: out-degrees 2..10 skewed
@@ -357,6 +358,8 @@ func (w *world) buildSite(s *site) {
 		b.metaRobots(h)
 	case KindRel:
 		b.rel(h)
+	case KindFeedPosts:
+		b.feedPosts(h)
 	case KindRobotsRules:
 		b.content(h, min(pages, 2), true)
 		b.robotsRules(h)
@@ -406,10 +409,15 @@ func (w *world) buildSite(s *site) {
 	case KindRobotsRedirect6:
 		h.robots.hops = 6
 	case KindCrawlDelay:
-		for i := range h.robots.groups {
-			h.robots.groups[i].crawlDelay = 2
+		// The Crawl-delay comes between "*" and our token, in one group
+		// (RFC 9309 section 2.2.4: it does not end the list of agents), so
+		// it is ours too; a crawler that ends the group there finds a group
+		// of its own without the delay.
+		h.robots.groups = []robotsGroup{
+			{agents: []string{"OtherBot"}, rules: []robotsRule{{pattern: "/"}}, crawlDelay: 2},
+			{agents: []string{"*", "MapTheNetBot"}, crawlDelay: 2, delayInside: true,
+				rules: []robotsRule{{pattern: "/admin/"}, {allow: true, pattern: "/admin/help"}}},
 		}
-		s.CrawlDelay = 2
 	case KindOptedOut:
 		h.robots.groups = append([]robotsGroup{{agents: []string{"MapTheNetBot"}, rules: []robotsRule{{pattern: "/"}}}}, h.robots.groups...)
 	case KindThrottle429:
@@ -445,6 +453,7 @@ func (w *world) buildSite(s *site) {
 		}
 	}
 	s.RobotsStatus = h.robots.robotsStatus()
+	s.CrawlDelay = h.robots.crawlDelay(Token)
 }
 
 // robotsStatus is what a visit records of f (see Site.RobotsStatus).
@@ -544,12 +553,21 @@ func (b *builder) rel(h *host) {
 }
 
 // robotsRules: a group for our token with *, $ and percent-encoded rules,
-// a "*" group that shuts everyone else out, and links that test each.
+// a "*" group that shuts everyone else out, and links that test each. Our
+// token shares its group with another bot's, with a Sitemap, an unknown
+// record and a misspelled one between the two user-agent lines: RFC 9309
+// section 2.2.4 says they do not end the group, so the rules are ours (a
+// crawler that ends the group there finds a group of its own with no rules,
+// and fetches every trap).
 func (b *builder) robotsRules(h *host) {
 	h.robots.groups = []robotsGroup{
 		{agents: []string{"*"}, rules: []robotsRule{{pattern: "/"}}},
 		{agents: []string{"Googlebot"}, rules: []robotsRule{{allow: true, pattern: "/"}}},
-		{agents: []string{"MapTheNetBot"}, rules: []robotsRule{
+		{agents: []string{"MapTheNetBot", "OtherBot"}, inside: []string{
+			"Sitemap: " + h.origin() + "/sitemap.xml",
+			"Content-Signal: search=yes, ai-train=no",
+			"Crawl-dealy: 60",
+		}, rules: []robotsRule{
 			{pattern: "/admin/"},
 			{pattern: "/private/"},
 			{allow: true, pattern: "/private/open"},
@@ -633,4 +651,56 @@ func (b *builder) multiHost(h *host, pages int) {
 	}}))
 	blog.put("/post/1", htmlPage("post", nav, section{filler: 300, links: []link{b.ext(b.target(), "ugc")}}))
 	blog.put("/drafts/new", htmlPage("draft", nav, section{filler: 100, links: []link{b.trap("robots-disallowed")}}))
+}
+
+// feedPosts: three HTML pages that link only their own site, each
+// advertising one feed (RSS, Atom, JSON Feed) whose items link the pages
+// and whose posts hold the site's only out-links: entity-escaped and CDATA
+// RSS, Atom html content under an xml:base naming another site (a relative
+// href that only the base makes external) and xhtml, JSON content_html;
+// rel flags as on pages, and a same-site link that is followed.
+func (b *builder) feedPosts(h *host) {
+	h.robots = defaultRobots(h)
+	b.nav = []link{b.same(h, "/", "Home")}
+	h.nav = b.nav
+	t := b.distinct(6)
+	pages := []struct {
+		path string
+		feed feedRef
+		kind pageKind
+	}{
+		{"/", feedRef{"/feed.xml", "application/rss+xml"}, pageRSS},
+		{"/p/1", feedRef{"/atom.xml", "application/atom+xml"}, pageAtom},
+		{"/p/2", feedRef{"/feed.json", "application/feed+json"}, pageJSONFeed},
+	}
+	for i, pg := range pages {
+		var ls []link
+		if i == 0 {
+			ls = []link{b.same(h, "/p/1", anchorText(b.r)), b.same(h, "/p/2", anchorText(b.r))}
+		}
+		p := htmlPage(fmt.Sprintf("%s %s", b.s.Domain, pg.path), b.nav, section{filler: 300, links: ls})
+		p.feed = &pg.feed
+		h.put(pg.path, p)
+		fp := &page{status: 200, ctype: pg.feed.typ, kind: pg.kind, title: b.s.Domain}
+		for j := 1; j <= 2; j++ {
+			fp.items = append(fp.items, link{href: h.origin() + "/p/" + strconv.Itoa(j), text: anchorText(b.r),
+				host: h.name, path: "/p/" + strconv.Itoa(j), site: b.s})
+		}
+		h.put(pg.feed.href, fp)
+	}
+	if len(t) == 0 {
+		return
+	}
+	post := func(feed string, item int, form postForm, base string, ls ...link) {
+		p := h.pages[feed]
+		p.posts = append(p.posts, feedPost{item: item, form: form, base: base, links: ls})
+	}
+	// A relative href under an xml:base naming t[2]'s host: only the base
+	// makes it external.
+	based := link{href: "notes/post", text: anchorText(b.r), host: t[2].primary.name, path: "/notes/post", site: t[2]}
+	post("/feed.xml", 0, postEscaped, "", b.ext(t[0], ""), b.same(h, "/p/2", "more"))
+	post("/feed.xml", 1, postCDATA, "", b.ext(t[1], "ugc"))
+	post("/atom.xml", 0, postEscaped, t[2].primary.origin()+"/", based)
+	post("/atom.xml", 1, postXHTML, "", b.ext(t[3], ""))
+	post("/feed.json", 0, postEscaped, "", b.ext(t[4], ""), b.ext(t[5], "sponsored"))
 }

@@ -40,7 +40,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// sites: 41 violations: 0
+	// sites: 42 violations: 0
 	// moved moved 301
 	// moved.example -> moved-here.example nofollow: false
 }

@@ -39,6 +39,7 @@ const (
 	KindBigPage    Kind = "big_page"    // a 3 MB page: links after 1024 KB do not count
 	KindNonHTML    Kind = "non_html"    // media links, image/png, a .html served as octet-stream, an inner redirect loop
 	KindCalendar   Kind = "calendar"    // an endless calendar: each month links the next
+	KindFeedPosts  Kind = "feed_posts"  // RSS, Atom and JSON feeds whose posts hold the site's only out-links
 
 	// hosts and schemes
 	KindHTTPOnly    Kind = "http_only"    // TLS handshake fails: http only
@@ -86,6 +87,7 @@ var kinds = map[Kind]kindInfo{
 	KindBigPage:          {data.OutcomeOK, 200, true, true},
 	KindNonHTML:          {data.OutcomeOK, 200, true, true},
 	KindCalendar:         {data.OutcomeOK, 200, true, true},
+	KindFeedPosts:        {data.OutcomeOK, 200, true, true},
 	KindHTTPOnly:         {data.OutcomeOK, 200, false, true},
 	KindBadCert:          {data.OutcomeOK, 200, false, true},
 	KindWWWOnly:          {data.OutcomeOK, 200, true, true},
@@ -103,7 +105,7 @@ func Kinds() []Kind {
 		KindChallengeGeneric, KindHome500, KindGone404, KindGone410, KindRedirectLoop,
 		KindMoved, KindSlow, KindMetaRobots, KindRel, KindBigPage, KindNonHTML,
 		KindCalendar, KindHTTPOnly, KindBadCert, KindWWWOnly, KindWWWRedirect,
-		KindMultiHost, KindPlatform,
+		KindMultiHost, KindPlatform, KindFeedPosts,
 	}
 }
 
@@ -159,4 +161,5 @@ var named = []struct {
 	{"alice.", KindPlatform},
 	{"bob.", KindPlatform},
 	{"carol.", KindPlatform},
+	{"feed-posts.example", KindFeedPosts},
 }

@@ -107,6 +107,7 @@ type page struct {
 	nav      []link      // in <nav>, on every page of a site
 	sections []section   // the body
 	items    []link      // feeds: one item per link
+	posts    []feedPost  // feeds: the HTML content of some items
 	gzip     bool        // serve gzip-encoded when the client accepts it
 
 	// noindex / nofollow as MapTheNetBot must read them (meta and
@@ -128,11 +129,41 @@ type section struct {
 
 type feedRef struct{ href, typ string }
 
+// feedPost is the HTML content (the post) of one feed item: its links are
+// read as a page's are (rel flags, anchor words; same-site ones followed).
+type feedPost struct {
+	item  int      // index in page.items
+	form  postForm // how the feed writes it
+	base  string   // Atom: the xml:base on the post's element ("": none)
+	links []link   // href as written (relative to base when it is set)
+}
+
+// postForm is how a post is written in its feed.
+type postForm int
+
+const (
+	postEscaped postForm = iota // RSS <description>, Atom type="html": entity-escaped HTML
+	postCDATA                   // RSS <content:encoded> in CDATA
+	postXHTML                   // Atom <summary type="xhtml">: inline XHTML
+)
+
 // links lists a page's links in document order: nav, then sections, or a
-// feed's items.
+// feed's items, each followed by its post's links.
 func (p *page) links() []link {
 	if p.kind != pageHTML {
-		return p.items
+		if len(p.posts) == 0 {
+			return p.items
+		}
+		var out []link
+		for i, it := range p.items {
+			out = append(out, it)
+			for _, fp := range p.posts {
+				if fp.item == i {
+					out = append(out, fp.links...)
+				}
+			}
+		}
+		return out
 	}
 	out := append([]link(nil), p.nav...)
 	for _, s := range p.sections {

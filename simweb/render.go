@@ -174,11 +174,47 @@ func renderHTML(b *bytes.Buffer, p *page) []int {
 	return ends
 }
 
+// postHTML renders a post's links as HTML, between a few words.
+func postHTML(fp feedPost) string {
+	var b bytes.Buffer
+	b.WriteString("<p>A post.</p>\n<p>")
+	for _, l := range fp.links {
+		b.WriteString("See ")
+		writeLink(&b, l)
+		b.WriteString(". ")
+	}
+	b.WriteString("</p>\n")
+	return b.String()
+}
+
+// postsOf returns the posts of item i.
+func (p *page) postsOf(i int) []feedPost {
+	var out []feedPost
+	for _, fp := range p.posts {
+		if fp.item == i {
+			out = append(out, fp)
+		}
+	}
+	return out
+}
+
 func renderRSS(b *bytes.Buffer, p *page) {
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<rss version=\"2.0\"><channel>\n<title>" + esc(p.title) + "</title>\n")
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<rss version=\"2.0\"")
+	if len(p.posts) > 0 {
+		b.WriteString(` xmlns:content="http://purl.org/rss/1.0/modules/content/"`)
+	}
+	b.WriteString("><channel>\n<title>" + esc(p.title) + "</title>\n")
 	b.WriteString("<description>Posts</description>\n")
-	for _, l := range p.items {
-		b.WriteString("<item><title>" + esc(l.text) + "</title><link>" + esc(l.href) + "</link><guid>" + esc(l.href) + "</guid></item>\n")
+	for i, l := range p.items {
+		b.WriteString("<item><title>" + esc(l.text) + "</title><link>" + esc(l.href) + "</link><guid>" + esc(l.href) + "</guid>")
+		for _, fp := range p.postsOf(i) {
+			if fp.form == postCDATA {
+				b.WriteString("<content:encoded><![CDATA[" + postHTML(fp) + "]]></content:encoded>")
+			} else {
+				b.WriteString("<description>" + esc(postHTML(fp)) + "</description>")
+			}
+		}
+		b.WriteString("</item>\n")
 	}
 	b.WriteString("</channel></rss>\n")
 }
@@ -186,26 +222,43 @@ func renderRSS(b *bytes.Buffer, p *page) {
 func renderAtom(b *bytes.Buffer, p *page) {
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" + `<feed xmlns="http://www.w3.org/2005/Atom">` + "\n")
 	b.WriteString("<title>" + esc(p.title) + "</title><id>urn:simweb:" + esc(p.title) + "</id><updated>2026-01-01T00:00:00Z</updated>\n")
-	for _, l := range p.items {
+	for i, l := range p.items {
 		b.WriteString("<entry><title>" + esc(l.text) + `</title><link href="` + esc(l.href) + `"/><id>` + esc(l.href) +
-			"</id><updated>2026-01-01T00:00:00Z</updated></entry>\n")
+			"</id><updated>2026-01-01T00:00:00Z</updated>")
+		for _, fp := range p.postsOf(i) {
+			base := ""
+			if fp.base != "" {
+				base = ` xml:base="` + esc(fp.base) + `"`
+			}
+			if fp.form == postXHTML {
+				b.WriteString(`<summary type="xhtml"` + base + `><div xmlns="http://www.w3.org/1999/xhtml">` + postHTML(fp) + "</div></summary>")
+			} else {
+				b.WriteString(`<content type="html"` + base + ">" + esc(postHTML(fp)) + "</content>")
+			}
+		}
+		b.WriteString("</entry>\n")
 	}
 	b.WriteString("</feed>\n")
 }
 
 func renderJSONFeed(b *bytes.Buffer, p *page) {
 	type item struct {
-		ID    string `json:"id"`
-		URL   string `json:"url"`
-		Title string `json:"title"`
+		ID          string `json:"id"`
+		URL         string `json:"url"`
+		Title       string `json:"title"`
+		ContentHTML string `json:"content_html,omitempty"`
 	}
 	f := struct {
 		Version string `json:"version"`
 		Title   string `json:"title"`
 		Items   []item `json:"items"`
 	}{Version: "https://jsonfeed.org/version/1.1", Title: p.title, Items: []item{}}
-	for _, l := range p.items {
-		f.Items = append(f.Items, item{ID: l.href, URL: l.href, Title: l.text})
+	for i, l := range p.items {
+		it := item{ID: l.href, URL: l.href, Title: l.text}
+		for _, fp := range p.postsOf(i) {
+			it.ContentHTML += postHTML(fp)
+		}
+		f.Items = append(f.Items, it)
 	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)

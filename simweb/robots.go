@@ -1,6 +1,7 @@
 package simweb
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,10 +17,18 @@ type robotsRule struct {
 }
 
 // robotsGroup is one group: its user-agent lines, rules and Crawl-delay.
+// RFC 9309 section 2.2.4: records other than user-agent, allow and disallow
+// never end or split a group, so a group may carry such records between its
+// user-agent lines and still be one group, as the oracle (group) reads it.
 type robotsGroup struct {
 	agents     []string
 	rules      []robotsRule
 	crawlDelay int // seconds; 0: none
+	// inside are lines written right after the first user-agent line, before
+	// the others (Sitemap, unknown fields, misspellings), and delayInside
+	// writes the Crawl-delay there too rather than after the rules.
+	inside      []string
+	delayInside bool
 }
 
 // robotsFile is what a host's /robots.txt answers.
@@ -48,24 +57,46 @@ func (f *robotsFile) available() bool {
 	return f.status < 500
 }
 
-// group picks the group for token (case-insensitive), else "*".
+// group is the rules for token (RFC 9309 section 2.2.1): every group naming
+// it (case-insensitive), merged; else every "*" group, merged; nil when
+// none applies. Merged Crawl-delays: the longest, as the crawler honours.
 func (f *robotsFile) group(token string) *robotsGroup {
 	if f.status >= 400 {
 		return nil
 	}
-	var star *robotsGroup
+	var named, star []*robotsGroup
 	for i := range f.groups {
 		g := &f.groups[i]
-		for _, a := range g.agents {
-			if strings.EqualFold(a, token) {
-				return g
-			}
-			if a == "*" && star == nil {
-				star = g
-			}
+		if slices.ContainsFunc(g.agents, func(a string) bool { return strings.EqualFold(a, token) }) {
+			named = append(named, g)
+		}
+		if slices.Contains(g.agents, "*") {
+			star = append(star, g)
 		}
 	}
-	return star
+	if len(named) == 0 {
+		named = star
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	out := &robotsGroup{}
+	for _, g := range named {
+		out.rules = append(out.rules, g.rules...)
+		out.crawlDelay = max(out.crawlDelay, g.crawlDelay)
+	}
+	return out
+}
+
+// crawlDelay is the Crawl-delay, in seconds, that applies to token (0: none).
+func (f *robotsFile) crawlDelay(token string) int {
+	if !f.available() {
+		return 0
+	}
+	if g := f.group(token); g != nil {
+		return g.crawlDelay
+	}
+	return 0
 }
 
 // allowed reports whether token may fetch pathQuery (path and query as
@@ -105,8 +136,20 @@ func (f *robotsFile) text() []byte {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		for _, a := range g.agents {
+		delay := ""
+		if g.crawlDelay > 0 {
+			delay = "Crawl-delay: " + strconv.Itoa(g.crawlDelay) + "\n"
+		}
+		for i, a := range g.agents {
 			b.WriteString("User-agent: " + a + "\n")
+			if i == 0 {
+				if g.delayInside {
+					b.WriteString(delay)
+				}
+				for _, l := range g.inside {
+					b.WriteString(l + "\n")
+				}
+			}
 		}
 		for _, r := range g.rules {
 			if r.allow {
@@ -115,8 +158,8 @@ func (f *robotsFile) text() []byte {
 				b.WriteString("Disallow: " + r.pattern + "\n")
 			}
 		}
-		if g.crawlDelay > 0 {
-			b.WriteString("Crawl-delay: " + strconv.Itoa(g.crawlDelay) + "\n")
+		if !g.delayInside {
+			b.WriteString(delay)
 		}
 	}
 	b.WriteString(f.extra)
@@ -169,7 +212,11 @@ func robotsMatch(pat, p string) bool {
 
 // normalizePath puts a path (and query) in one percent-encoding form:
 // escapes of unreserved characters decoded, other escapes upper case,
-// bytes outside printable ASCII escaped (RFC 3986 §6.2.2, as RFC 9309 asks).
+// bytes outside printable ASCII escaped (RFC 3986 §6.2.2, as RFC 9309 asks),
+// and a stray "%" (not followed by two hex digits) written as "%25", as the
+// crawler's robots normaliser does. Left as it was, a stray "%" could meet
+// the decoded byte of a later escape and form a new one ("%7%41" -> "%7A"),
+// so that normalising twice would differ from normalising once.
 func normalizePath(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
@@ -186,6 +233,8 @@ func normalizePath(s string) string {
 				b.WriteByte(hex[v&15])
 			}
 			i += 2
+		case c == '%':
+			b.WriteString("%25")
 		case c <= 0x20 || c >= 0x7f:
 			b.WriteByte('%')
 			b.WriteByte(hex[c>>4])

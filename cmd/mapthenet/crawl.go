@@ -232,6 +232,9 @@ func rebuildHere(ctx context.Context, store *graph.Store, dataDir string, log *s
 
 // crawlOptions turns flags into crawl.Options (without the store or --now).
 func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
+	if err := checkRobotsToken(fl.RobotsToken); err != nil {
+		return crawl.Options{}, err
+	}
 	o := crawl.Options{
 		UserAgent:     fl.UserAgent,
 		RobotsToken:   fl.RobotsToken,

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/robots"
 	"github.com/spf13/cobra"
 )
@@ -90,8 +91,8 @@ func runRobotsCheck(stdout, stderr io.Writer, opts robotsCheckOptions, args []st
 		return usagef("robots check: give at least one URL to check")
 	}
 	agent := strings.TrimSpace(opts.Agent)
-	if agent != "*" && robots.ProductToken(agent) == "" {
-		return usagef("robots check: --agent %q: want a product token (letters, \"-\" and \"_\"), such as MapTheNetBot, or \"*\"", opts.Agent)
+	if agent != "*" && !robots.IsProductToken(agent) {
+		return usagef("robots check: --agent %q: want a product token (letters, \"-\" and \"_\" only, RFC 9309), such as MapTheNetBot, or \"*\"", opts.Agent)
 	}
 	paths := make([]string, len(args))
 	for i, a := range args {
@@ -161,4 +162,15 @@ func writeRobotsCheckText(w io.Writer, out robotsCheckOutput) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// checkRobotsToken refuses a --robots-token that is not a product token
+// (RFC 9309: letters, "-" and "_" only) rather than let it be cut to its
+// leading letters ("Bot2" would be read as "Bot") or never match. Empty
+// means the default.
+func checkRobotsToken(token string) error {
+	if token != "" && !robots.IsProductToken(token) {
+		return usagef("--robots-token %q: want a product token (letters, \"-\" and \"_\" only, RFC 9309), such as %s", token, crawl.DefaultRobotsToken)
+	}
+	return nil
 }

@@ -170,6 +170,10 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 		{"no agent", []string{"--file", file, "/"}, "--agent is required"},
 		{"blank agent", []string{"--file", file, "--agent", " ", "/"}, "--agent is required"},
 		{"bad agent", []string{"--file", file, "--agent", "123bot", "/"}, "want a product token"},
+		// Refused, not cut to "Bot" or "MapTheNetBot" (RFC 9309 section 2.2.1).
+		{"digit in agent", []string{"--file", file, "--agent", "Bot2", "/"}, `--agent "Bot2": want a product token`},
+		{"agent with version", []string{"--file", file, "--agent", "MapTheNetBot/1.0", "/"}, "want a product token"},
+		{"agent with space", []string{"--file", file, "--agent", "Map TheNetBot", "/"}, "want a product token"},
 		{"no URLs", []string{"--file", file, "--agent", "MapTheNetBot"}, "at least one URL"},
 		{"missing file", []string{"--file", filepath.Join(dir, "none.txt"), "--agent", "MapTheNetBot", "/"}, "no such file"},
 		{"directory", []string{"--file", dir, "--agent", "MapTheNetBot", "/"}, "is a directory"},

@@ -62,8 +62,19 @@
 //   - Feeds: RSS 2.0 and 1.0 (channel link, item link, item guid unless
 //     isPermaLink="false"), Atom (feed and entry <link> with rel alternate
 //     or no rel, resolved against xml:base), JSON Feed (home_page_url,
-//     items[].url, items[].external_url). A feed's links are followed links;
-//     its HTML content (description, content) is not read.
+//     items[].url, items[].external_url). A feed's own links are followed
+//     links.
+//   - Feed posts: an item's HTML is where most of a feed's links are. RSS
+//     <description> and <content:encoded> (entity-escaped HTML or CDATA),
+//     Atom <content> and <summary> of type html or xhtml, and JSON Feed
+//     content_html are read with the HTML reader's rules for links (rel
+//     flags, schemes, anchor words, <template> and <script> skipped); a
+//     post's <base>, <meta> and <link> tags are ignored (they cannot make the
+//     feed noindex). Relative links resolve against the xml:base in scope
+//     at the post (nested, as Atom says), else the item's link (else its
+//     permalink guid; JSON: its url), else the feed's address. All the posts
+//     of one feed share one budget of MaxBytes of HTML, so that they count
+//     towards the cap of the feed that carries them.
 //   - Errors: ReadHTML and ReadFeed always return a non-nil Page holding
 //     the links read so far; a non-nil error says why reading stopped early
 //     (the body's read error, or a feed that is not well formed).

@@ -11,9 +11,12 @@ import (
 
 // readJSONFeed walks a JSON Feed (https://jsonfeed.org/version/1.1) token
 // by token: home_page_url, and items[].url and items[].external_url with
-// the item's title as link words. Token by token rather than one Decode so
-// that a feed cut at the size cap still yields the items before the cut.
-func readJSONFeed(r io.Reader, feedURL *url.URL, col *collector) error {
+// the item's title as link words, and the links of items[].content_html
+// (the post), resolved against the item's url. Token by token rather than
+// one Decode so that a feed cut at the size cap still yields the items
+// before the cut.
+func readJSONFeed(r io.Reader, feedURL *url.URL, posts *postBudget) error {
+	col := posts.col
 	d := json.NewDecoder(r)
 	if err := expectDelim(d, '{'); err != nil {
 		return err
@@ -33,7 +36,7 @@ func readJSONFeed(r io.Reader, feedURL *url.URL, col *collector) error {
 				col.add(s, nil, false, nil)
 			}
 		case "items":
-			if err := readJSONItems(d, col); err != nil {
+			if err := readJSONItems(d, feedURL, posts); err != nil {
 				return err
 			}
 		default:
@@ -45,7 +48,8 @@ func readJSONFeed(r io.Reader, feedURL *url.URL, col *collector) error {
 	return nil
 }
 
-func readJSONItems(d *json.Decoder, col *collector) error {
+func readJSONItems(d *json.Decoder, feedURL *url.URL, posts *postBudget) error {
+	col := posts.col
 	tok, err := d.Token()
 	if err != nil {
 		return err
@@ -65,12 +69,15 @@ func readJSONItems(d *json.Decoder, col *collector) error {
 			continue
 		}
 		var urls []string
-		var title string
+		var title, permalink, post string
 		emit := func() {
 			words := Words(title, data.MaxWordsPerLink)
 			for _, u := range urls {
 				col.add(u, nil, false, words)
 			}
+			// The post's relative links resolve against the item's own
+			// address (its url), else the feed's.
+			posts.read(post, absolute(feedURL, permalink))
 		}
 		for d.More() {
 			key, err := d.Token()
@@ -79,15 +86,23 @@ func readJSONItems(d *json.Decoder, col *collector) error {
 				return err
 			}
 			switch key {
-			case "url", "external_url", "title":
+			case "url", "external_url", "title", "content_html":
 				s, err := jsonString(d)
 				if err != nil {
 					emit()
 					return err
 				}
-				if key == "title" {
+				switch {
+				case key == "title":
 					title = s
-				} else if s != "" {
+				case key == "content_html":
+					// A second content_html (not valid, but possible)
+					// replaces the first, as encoding/json would.
+					post = posts.clip(s)
+				case s != "":
+					if key == "url" && permalink == "" {
+						permalink = s
+					}
 					urls = append(urls, s)
 				}
 			default:

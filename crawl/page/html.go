@@ -60,11 +60,28 @@ func (rd *Reader) ReadHTML(r io.Reader, contentType string, pageURL *url.URL) (*
 	return p, cr.err
 }
 
+// readFragment reads the links of an HTML fragment, a feed post's content,
+// into col with ReadHTML's rules for links (<a> and <area> hrefs, rel
+// nofollow/ugc/sponsored, anchor words; <template>, <script> and the other
+// raw-text elements skipped, <noscript> read), so that a post's links are
+// read exactly as a page's. Relative hrefs resolve against base (nil: the
+// feed's own address). The document-level tags of a fragment (<base>,
+// <meta>, <link>) are ignored: a post's author cannot make the feed that
+// carries it noindex, move its base or advertise feeds from it. The caller
+// bounds len(src) (see postBudget).
+func (rd *Reader) readFragment(src string, base *url.URL, col *collector) {
+	h := &htmlReader{token: rd.token(), col: col, fragment: true, linkBase: base}
+	h.run(html.NewTokenizer(strings.NewReader(src)))
+}
+
 // htmlReader is the state of one streaming read.
 type htmlReader struct {
-	page  *Page
+	page  *Page // nil for a fragment
 	token string
 	col   *collector
+
+	fragment bool     // a feed post (readFragment): links only
+	linkBase *url.URL // the base links are collected under (nil: the document's)
 
 	baseSeen bool     // the first <base href> was met (valid or not)
 	base     *url.URL // its URL, when valid
@@ -146,14 +163,17 @@ func (h *htmlReader) startTag(z *html.Tokenizer, name []byte) {
 		if h.inAnchor {
 			h.imgAlt(z)
 		}
-	case "base":
-		if !h.baseSeen {
+	case "base", "meta", "link":
+		switch {
+		case h.fragment:
+			h.separate(name)
+		case string(name) == "meta":
+			h.meta(z)
+		case string(name) == "link":
+			h.linkTag(z)
+		case !h.baseSeen:
 			h.baseTag(z)
 		}
-	case "meta":
-		h.meta(z)
-	case "link":
-		h.linkTag(z)
 	default:
 		h.separate(name)
 	}
@@ -242,7 +262,7 @@ func (h *htmlReader) closeAnchor() {
 	}
 	h.inAnchor = false
 	if h.hasHref {
-		h.col.add(h.href, nil, h.nofollow, Words(string(h.text), data.MaxWordsPerLink))
+		h.col.add(h.href, h.linkBase, h.nofollow, Words(string(h.text), data.MaxWordsPerLink))
 	}
 	h.text = h.text[:0]
 }
@@ -263,7 +283,7 @@ func (h *htmlReader) area(z *html.Tokenizer) {
 		}
 	}
 	if has {
-		h.col.add(href, nil, nofollow, Words(alt, data.MaxWordsPerLink))
+		h.col.add(href, h.linkBase, nofollow, Words(alt, data.MaxWordsPerLink))
 	}
 }
 

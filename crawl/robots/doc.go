@@ -23,11 +23,20 @@
 //
 // # Groups (Robots.Group)
 //
-// Consecutive user-agent lines (blank lines and comments between them do not
-// matter) start one group; any other field ends the list of agents, so the
-// next user-agent line starts a new group. That "any other field" includes
-// Crawl-delay, Sitemap and unknown fields, as in Google's parser: RFC 9309's
-// grammar knows only allow and disallow, but files such as
+// A group is one or more user-agent lines and the allow and disallow lines
+// after them (RFC 9309 section 2.2). Blank lines, comments and every other
+// record (Sitemap, Crawl-delay, fields we do not know, misspellings we do
+// not accept) neither end nor split a group: section 2.2.4 says they "MUST
+// NOT interfere" with the group, "a \"Sitemaps\" record MUST NOT terminate a
+// group". Only a rule line (an empty "Disallow:" included) ends the list of
+// agents, so that the next user-agent line starts a new group. Thus
+//
+//	User-agent: MapTheNetBot
+//	Sitemap: https://example.com/sitemap.xml
+//	User-agent: *
+//	Disallow: /
+//
+// is one group naming both, and shuts MapTheNetBot out; and in
 //
 //	User-agent: MapTheNetBot
 //	Crawl-delay: 5
@@ -35,8 +44,17 @@
 //	User-agent: BadBot
 //	Disallow: /
 //
-// must not shut MapTheNetBot out. Rules and Crawl-delay before the first
-// user-agent line belong to no group and are ignored.
+// the Crawl-delay and the Disallow both apply to MapTheNetBot and BadBot
+// alike: a Crawl-delay belongs to its whole group, every agent named before
+// or after it. Google's parser has read files this way since its 2021 fix
+// ("Fix group closure bug cased by not explicitly defined rules, such as
+// sitemap, being treated as group separators"; it ignores Crawl-delay, an
+// unknown record to it), and crawler-commons' SimpleRobotRulesParser keeps
+// the group open across Sitemap, Crawl-delay and unknown lines too (it gives
+// a Crawl-delay only to the agents named before it). Before that fix,
+// Google's parser let any such record end the list of agents, which is what
+// this package wrongly did until it followed the RFC. Rules and Crawl-delay
+// before the first user-agent line belong to no group and are ignored.
 //
 // A user-agent line names a product token: the leading run of letters, "-"
 // and "_" of its value, so "MapTheNetBot/1.0" names "MapTheNetBot". Tokens
@@ -52,7 +70,8 @@
 // anchors it to the end of the path. Of the rules that match, the one with
 // the longest pattern (in bytes, after normalisation, "*" and "$" included,
 // as Google counts) wins; Allow wins a tie. No match: allowed. An empty
-// Allow or Disallow value is no rule at all. A pattern that starts with
+// Allow or Disallow value matches nothing (though, being a rule line, it
+// ends its group's list of agents). A pattern that starts with
 // neither "/" nor "*" can never match a path (the RFC's grammar requires
 // "/"). "/robots.txt" is always allowed. Google's extensions beyond RFC
 // 9309 (such as reading "Allow: /index.html" as allowing "/" too) are not

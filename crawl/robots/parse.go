@@ -35,8 +35,8 @@ func Parse(body []byte) *Robots {
 	body, r.truncated = limit(body)
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 
-	var cur *group    // the group lines are added to; nil before any user-agent
-	inAgents := false // the last field line was a user-agent line
+	var cur *group   // the group lines are added to; nil before any user-agent
+	sawRule := false // cur has had an allow or disallow line
 	for len(body) > 0 {
 		var line []byte
 		line, body = nextLine(body)
@@ -45,19 +45,19 @@ func Parse(body []byte) *Robots {
 			continue // blank, comment, or no field: changes nothing
 		}
 		k := canonicalKey(key)
-		if k != keyUserAgent {
-			// Any other field ends the group's list of user-agent lines, as in
-			// Google's parser: "User-agent: a", "Crawl-delay: 5", "User-agent:
-			// b", "Disallow: /" must not shut a out.
-			inAgents = false
-		}
 		switch k {
 		case keyUserAgent:
-			if cur == nil || !inAgents {
+			// RFC 9309 section 2.2: a group is its user-agent lines and the
+			// rules after them, so only a rule ends the list of agents.
+			// Other records (Sitemap, Crawl-delay, unknown fields) are
+			// transparent (section 2.2.4: they "MUST NOT terminate a
+			// group"): "User-agent: a", "Sitemap: …", "User-agent: *",
+			// "Disallow: /" shuts a out too.
+			if cur == nil || sawRule {
 				r.groups = append(r.groups, group{})
 				cur = &r.groups[len(r.groups)-1]
+				sawRule = false
 			}
-			inAgents = true
 			if isStar(value) {
 				cur.star = true
 			} else if tok := productToken(value); tok != "" {
@@ -67,8 +67,12 @@ func Parse(body []byte) *Robots {
 			if cur == nil {
 				continue // RFC 9309: rules outside a group are ignored
 			}
+			// An empty pattern matches nothing, but it is a rule line all
+			// the same (the RFC's grammar has empty-pattern): it ends the
+			// group's list of agents.
+			sawRule = true
 			if value == "" {
-				continue // an empty pattern is no rule: it allows
+				continue
 			}
 			cur.rules = append(cur.rules, newRule(value, k == keyAllow))
 		case keyCrawlDelay:
@@ -76,7 +80,9 @@ func Parse(body []byte) *Robots {
 				continue
 			}
 			if d, ok := parseDelay(value); ok && (!cur.hasDelay || d > cur.delay) {
-				// Several Crawl-delay lines in a group: the slowest wins, to be polite.
+				// It belongs to the whole group, every agent named before or
+				// after it. Several Crawl-delay lines in a group: the
+				// slowest wins, to be polite.
 				cur.delay, cur.hasDelay = d, true
 			}
 		case keySitemap:
@@ -208,6 +214,15 @@ func ProductToken(value string) string {
 		i++
 	}
 	return value[:i]
+}
+
+// IsProductToken reports whether s is a product token as RFC 9309 section
+// 2.2.1 defines one: letters, "-" and "_" only, at least one of them. A
+// crawler's own token must be one; "MapTheNetBot/1.0" or "Bot2" is not (a
+// robots.txt line naming "Bot2" names "Bot", so such a token could never be
+// matched as written).
+func IsProductToken(s string) bool {
+	return s != "" && ProductToken(s) == s
 }
 
 // productToken is ProductToken in lower case, the form tokens are compared in.

@@ -231,3 +231,14 @@ func TestParseDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestIsProductToken(t *testing.T) {
+	for s, want := range map[string]bool{
+		"MapTheNetBot": true, "my-bot_2x": false, "a": true, "-_": true,
+		"": false, "Bot2": false, "MapTheNetBot/1.0": false, " bot": false, "bot ": false, "*": false, "bücher": false,
+	} {
+		if got := IsProductToken(s); got != want {
+			t.Errorf("IsProductToken(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
