@@ -236,6 +236,13 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 				v.res.Links = v.links.result(0)
 				return nil, nil
 			}
+			if home {
+				// The home page moved to a host with no registrable domain
+				// (an IP address, a bare name): never fetched. A failure,
+				// like a site whose addresses are all refused, not an empty
+				// complete visit that would wipe the domain's edges.
+				return nil, &stop{outcome: data.OutcomeConnectError, reason: "home page: redirect to an address not fetched"}
+			}
 			return nil, nil // a redirect off the site: not followed
 		}
 		hr, err := v.robotsFor(ctx, u)
