@@ -203,4 +203,11 @@ func TestVisitNoPublicAddress(t *testing.T) {
 	if d := data.RetryDelay(res.Outcome, 1, 0); d != 24*time.Hour {
 		t.Fatalf("backoff %v, want the usual day", d)
 	}
+	// With no www. host at all, the reason is still the refused address.
+	opts := w.guardedOptions()
+	opts.Resolver = stubResolver{missing: map[string]bool{"www.c.test": true}}
+	res = visitOf(t, w, opts, "c.test", 8)
+	if res.Outcome != data.OutcomeConnectError || res.Error != "no public address" {
+		t.Fatalf("no www.: %+v", res)
+	}
 }

@@ -110,8 +110,12 @@ func (v *visit) run(ctx context.Context) error {
 				return err
 			}
 			if hr.err != nil && (hr.err.Kind == fetch.KindDNS || hr.err.Kind == fetch.KindConnect || hr.err.Kind == fetch.KindTLS) {
-				// Not answering here: try the next scheme or host.
-				lastErr = hr.err
+				// Not answering here: try the next scheme or host. A refusal
+				// by the address guard says more than what www. gives after
+				// it (often no such host): it is kept.
+				if lastErr == nil || !lastErr.Refused() {
+					lastErr = hr.err
+				}
 				if hr.err.Kind == fetch.KindDNS {
 					break // no such host: its other scheme cannot answer either
 				}

@@ -226,6 +226,13 @@ type Error struct {
 func (e *Error) Error() string { return e.Short() + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// Refused reports whether the address guard refused the request (no
+// public address, or a bad port): nothing was dialled.
+func (e *Error) Refused() bool {
+	var ge *GuardError
+	return errors.As(e.Err, &ge)
+}
+
 // Short is a reason fit for visits.error: never a URL or an address.
 func (e *Error) Short() string {
 	switch e.Kind {
