@@ -61,7 +61,7 @@ var notGlobal = []struct {
 	{pfx("255.255.255.255/32"), -1}, // limited broadcast, RFC 8190, RFC 919 §7 (inside 240/4; listed for the record)
 
 	// IPv6 forms that carry an IPv4 address.
-	{pfx("::ffff:0:0/96"), 12}, // IPv4-mapped, RFC 4291 §2.5.5.2: dialled as the IPv4 address it holds
+	{pfx("::ffff:0:0/96"), 12}, // IPv4-mapped, RFC 4291 §2.5.5.2: dialled as the IPv4 address it holds (Public unmaps it first)
 	{pfx("64:ff9b::/96"), 12},  // NAT64 well-known prefix, RFC 6052 §2.1: reaches the IPv4 address it holds
 	{pfx("2002::/16"), 2},      // 6to4, RFC 3056 §2: the relay reaches the IPv4 address it holds
 
