@@ -110,8 +110,12 @@ func (v *visit) run(ctx context.Context) error {
 				return err
 			}
 			if hr.err != nil && (hr.err.Kind == fetch.KindDNS || hr.err.Kind == fetch.KindConnect || hr.err.Kind == fetch.KindTLS) {
-				// Not answering here: try the next scheme or host.
-				lastErr = hr.err
+				// Not answering here: try the next scheme or host. A refusal
+				// by the address guard says more than what www. gives after
+				// it (often no such host): it is kept.
+				if lastErr == nil || !lastErr.Refused() {
+					lastErr = hr.err
+				}
 				if hr.err.Kind == fetch.KindDNS {
 					break // no such host: its other scheme cannot answer either
 				}
@@ -235,6 +239,13 @@ func (v *visit) read(ctx context.Context, q queued, home bool) (*readResult, *st
 				v.res.Complete = true
 				v.res.Links = v.links.result(0)
 				return nil, nil
+			}
+			if home {
+				// The home page moved to a host with no registrable domain
+				// (an IP address, a bare name): never fetched. A failure,
+				// like a site whose addresses are all refused, not an empty
+				// complete visit that would wipe the domain's edges.
+				return nil, &stop{outcome: data.OutcomeConnectError, reason: "home page: redirect to an address not fetched"}
 			}
 			return nil, nil // a redirect off the site: not followed
 		}

@@ -99,7 +99,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.IntVar(&fl.MaxSites, "max-sites", 0, "visit at most this many domains (0: no limit)")
 	f.DurationVar(&fl.MinDelay, "min-delay", crawl.DefaultMinDelay, "least time between request starts on one site (Crawl-delay may ask for more)")
 	f.DurationVar(&fl.IPDelay, "ip-delay", 0, "make all sites on one IP address share one pace of this delay (0: off)")
-	f.StringArrayVar(&fl.ConnectTo, "connect-to", nil, "HOST:PORT:ADDR:PORT: connect there instead, as curl does; empty HOST or PORT match any (repeatable)")
+	f.StringArrayVar(&fl.ConnectTo, "connect-to", nil, "HOST:PORT:ADDR:PORT: connect there instead, as curl does; empty HOST or PORT match any; matched hosts skip the public-address guard (repeatable)")
 	f.StringVar(&fl.CACert, "ca-cert", "", "PEM file of CA certificates trusted besides the system's")
 	f.StringVar(&fl.UserAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
 	f.StringVar(&fl.RobotsToken, "robots-token", crawl.DefaultRobotsToken, "product token looked for in robots.txt and meta robots")

@@ -1,5 +1,6 @@
 // Package fetch is the crawler's HTTP layer: a dialer honouring
-// --connect-to and a connection cap, an http.Transport with the connect and
+// --connect-to, the address guard (public unicast addresses only, no bad
+// ports) and a connection cap, an http.Transport with the connect and
 // response timeouts, request signing, capped body reads, and errors sorted
 // into the few kinds a visit's outcome needs. It never follows redirects:
 // the visit does, so that every hop is paced, checked against robots.txt and
@@ -63,6 +64,10 @@ type Client struct {
 // NewClient returns a client for one visit.
 func (cfg *Config) NewClient() *Client {
 	tr := &http.Transport{
+		// No proxy, whatever the environment says (http.DefaultTransport
+		// would read HTTP_PROXY): a proxy would dial for us, past the
+		// address guard.
+		Proxy:       nil,
 		DialContext: cfg.Dialer.DialContext,
 		TLSClientConfig: &tls.Config{
 			RootCAs:    cfg.RootCAs,
@@ -204,7 +209,7 @@ type Kind int
 const (
 	KindOther Kind = iota
 	KindDNS
-	KindConnect // refused, unreachable, reset
+	KindConnect // refused, unreachable, reset; or refused by the address guard
 	KindTLS     // handshake or certificate failure
 	KindTimeout
 	KindCanceled // the crawl is stopping
@@ -221,6 +226,13 @@ type Error struct {
 func (e *Error) Error() string { return e.Short() + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// Refused reports whether the address guard refused the request (no
+// public address, or a bad port): nothing was dialled.
+func (e *Error) Refused() bool {
+	var ge *GuardError
+	return errors.As(e.Err, &ge)
+}
+
 // Short is a reason fit for visits.error: never a URL or an address.
 func (e *Error) Short() string {
 	switch e.Kind {
@@ -231,6 +243,10 @@ func (e *Error) Short() string {
 		}
 		return "dns: lookup failed"
 	case KindConnect:
+		var ge *GuardError
+		if errors.As(e.Err, &ge) {
+			return ge.Reason
+		}
 		msg := strings.ToLower(e.Err.Error())
 		switch {
 		case strings.Contains(msg, "refused"):
@@ -273,9 +289,14 @@ func classify(ctx context.Context, err error) *Error {
 	var x509Invalid x509.CertificateInvalidError
 	var netErr net.Error
 	var dialErr *net.OpError
+	var guardErr *GuardError
 	switch {
 	case ctx.Err() == context.Canceled:
 		return &Error{Kind: KindCanceled, Err: err}
+	case errors.As(err, &guardErr):
+		// Refused by the address guard: to the visit, a host it cannot
+		// connect to (the next scheme or host may be public).
+		return &Error{Kind: KindConnect, Err: err}
 	case errors.As(err, &dialErr) && dialErr.Op == "dial" && dialErr.Timeout():
 		// Nothing answered the connection: a connect failure (the next
 		// scheme or host may answer), not a slow server.

@@ -72,6 +72,13 @@ func isPort(p string) bool {
 // apply returns where a connection to host:port goes under the first
 // matching rule (curl uses the first match too).
 func apply(rules []ConnectTo, host, port string) (string, string) {
+	h, p, _ := match(rules, host, port)
+	return h, p
+}
+
+// match is apply, also saying whether a rule matched: such a host is the
+// operator's explicit choice, exempt from the address guard.
+func match(rules []ConnectTo, host, port string) (string, string, bool) {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, r := range rules {
 		if (r.Host == "" || r.Host == h) && (r.Port == "" || r.Port == port) {
@@ -82,10 +89,10 @@ func apply(rules []ConnectTo, host, port string) (string, string) {
 			if toPort == "" {
 				toPort = port
 			}
-			return toHost, toPort
+			return toHost, toPort, true
 		}
 	}
-	return host, port
+	return host, port, false
 }
 
 // joinHostPort is net.JoinHostPort, named here so the call sites read alike.

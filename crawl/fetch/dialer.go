@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,15 +16,18 @@ type Resolver interface {
 }
 
 // Dialer opens the crawler's TCP connections: --connect-to rules first,
-// then the Resolver, a connect timeout, and a cap on connections open at
-// once across the whole crawl (a connection holds its place until closed).
+// then the Resolver, the address guard (guard.go) on every address it is
+// about to dial, a connect timeout, and a cap on connections open at once
+// across the whole crawl (a connection holds its place until closed).
 type Dialer struct {
 	Resolver  Resolver
 	ConnectTo []ConnectTo
 	// Timeout bounds one connection attempt (DESIGN.md: 10 s).
 	Timeout time.Duration
 	sem     chan struct{}
-	// dial is net.Dialer.DialContext; tests may replace it.
+	// dial is net.Dialer.DialContext. In-package tests replace it to
+	// send what the guard let through to a loopback canary: the guard runs
+	// before it, always.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -46,10 +51,17 @@ func NewDialer(r Resolver, rules []ConnectTo, timeout time.Duration, maxConns in
 
 // Resolve returns the addresses a connection to host:port would try, after
 // --connect-to (a rule pointing at an address makes DNS unnecessary, as in curl).
+// It does not apply the guard: it serves facts (IPv6, network operator) and
+// pacing, which open no connection.
 func (d *Dialer) Resolve(ctx context.Context, host, port string) ([]net.IP, string, error) {
-	h, p := apply(d.ConnectTo, host, port)
+	h, p, _ := match(d.ConnectTo, host, port)
+	ips, err := d.lookup(ctx, h)
+	return ips, p, err
+}
+
+func (d *Dialer) lookup(ctx context.Context, h string) ([]net.IP, error) {
 	if ip := net.ParseIP(h); ip != nil {
-		return []net.IP{ip}, p, nil
+		return []net.IP{ip}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
@@ -59,16 +71,16 @@ func (d *Dialer) Resolve(ctx context.Context, host, port string) ([]net.IP, stri
 		if !errors.As(err, &dnsErr) && ctx.Err() == nil {
 			err = &net.DNSError{Err: err.Error(), Name: h}
 		}
-		return nil, p, err
+		return nil, err
 	}
 	if len(addrs) == 0 {
-		return nil, p, &net.DNSError{Err: "no addresses", Name: h, IsNotFound: true}
+		return nil, &net.DNSError{Err: "no addresses", Name: h, IsNotFound: true}
 	}
 	ips := make([]net.IP, len(addrs))
 	for i, a := range addrs {
 		ips[i] = a.IP
 	}
-	return ips, p, nil
+	return ips, nil
 }
 
 // DialContext is for http.Transport.
@@ -77,9 +89,25 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	ips, p, err := d.Resolve(ctx, host, port)
+	h, p, operator := match(d.ConnectTo, host, port)
+	if !operator && !PortAllowed(p) {
+		return nil, errBadPort
+	}
+	if a, err := netip.ParseAddr(h); err == nil && a.Zone() != "" && !operator {
+		return nil, errNotPublic // a scoped address: never public
+	}
+	ips, err := d.lookup(ctx, h)
 	if err != nil {
 		return nil, err
+	}
+	if !operator {
+		// The guard, on the very addresses dialled below: a name that
+		// resolves to an internal address now is refused now, whatever it
+		// resolved to before (DNS rebinding).
+		ips = slices.DeleteFunc(ips, func(ip net.IP) bool { return !publicIP(ip) })
+		if len(ips) == 0 {
+			return nil, errNotPublic
+		}
 	}
 	if d.sem != nil {
 		select {

@@ -68,6 +68,10 @@ func (m mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr,
 	return out, nil
 }
 
+// loopback is the --connect-to rule that lets a test reach its own servers
+// on 127.0.0.1: the guard refuses loopback to everything else.
+var loopback = []ConnectTo{{Host: "127.0.0.1"}}
+
 func serverPort(t *testing.T, srv *httptest.Server) string {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	return port
@@ -108,7 +112,7 @@ func TestBodyCapAndDrop(t *testing.T) {
 		w.Write([]byte(strings.Repeat("x", 5000)))
 	}))
 	defer srv.Close()
-	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
+	c := newConfig(NewDialer(nil, loopback, time.Second, 0)).NewClient()
 	defer c.Close()
 	r, err := c.Get(context.Background(), srv.URL+"/big", nil, nil)
 	if err != nil || len(r.Body) != 1024 || !r.Truncated {
@@ -126,7 +130,7 @@ func TestNoRedirectFollowed(t *testing.T) {
 		http.Redirect(w, r, "/elsewhere", http.StatusMovedPermanently)
 	}))
 	defer srv.Close()
-	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
+	c := newConfig(NewDialer(nil, loopback, time.Second, 0)).NewClient()
 	defer c.Close()
 	r, err := c.Get(context.Background(), srv.URL+"/", nil, nil)
 	if err != nil || r.Status != 301 || r.Location != "/elsewhere" {
@@ -148,7 +152,7 @@ func TestErrorKinds(t *testing.T) {
 	closedAddr := closed.Addr().String()
 	closed.Close()
 
-	d := NewDialer(mapResolver{"example.com": {"127.0.0.1"}}, nil, 10*time.Second, 0)
+	d := NewDialer(mapResolver{"example.com": {"127.0.0.1"}}, append([]ConnectTo{{Host: "example.com"}}, loopback...), 10*time.Second, 0)
 	cfg := newConfig(d)
 	c := cfg.NewClient()
 	defer c.Close()
@@ -205,7 +209,7 @@ func TestConnectionCap(t *testing.T) {
 		inFlight.Add(-1)
 	}))
 	defer srv.Close()
-	d := NewDialer(nil, nil, time.Second, 2)
+	d := NewDialer(nil, loopback, time.Second, 2)
 	cfg := newConfig(d)
 	done := make(chan struct{})
 	for range 5 {
@@ -255,7 +259,7 @@ func TestSinkStreamsCappedBody(t *testing.T) {
 		w.Write([]byte(strings.Repeat("y", 5000)))
 	}))
 	defer srv.Close()
-	c := newConfig(NewDialer(nil, nil, time.Second, 0)).NewClient()
+	c := newConfig(NewDialer(nil, loopback, time.Second, 0)).NewClient()
 	defer c.Close()
 	var got int
 	sink := func(status int, h http.Header, body io.Reader) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/graph"
 )
 
@@ -25,10 +26,12 @@ const (
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // NewTransport is the bottom of the proof fetch path: connect timeout, no
-// proxy, no keep-alive pool to speak of. nil dial: a net.Dialer.
+// proxy, no keep-alive pool to speak of. nil dial: the crawler's dialer, so
+// that a proof fetch, like a crawl, connects only to public addresses on
+// ports browsers allow (fetch's address guard).
 func NewTransport(dial DialFunc) *http.Transport {
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: ConnectTimeout}).DialContext
+		dial = fetch.NewDialer(nil, nil, ConnectTimeout, 0).DialContext
 	}
 	return &http.Transport{
 		DialContext:           dial,
