@@ -30,7 +30,10 @@ func main() {
 func run(ctx context.Context, args []string) int {
 	root := newRootCommand()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := findCommand(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -48,8 +51,6 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &be):
 		return exitBusy
-	case isCobraUsageError(err):
-		return exitUsage
 	}
 	return exitFailure
 }

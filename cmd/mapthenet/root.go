@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -73,6 +74,7 @@ rebuilds it, with nothing to set up.`,
 		newStatusCommand(),
 		newVersionCommand(),
 	)
+	typeUsageErrors(root)
 	return root
 }
 
@@ -175,8 +177,45 @@ func configStrings(v any) []string {
 	}
 }
 
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
-		strings.Contains(msg, "accepts ") || strings.Contains(msg, "requires at least")
+// typeUsageErrors makes every command's argument check, and the
+// required-flag and flag-group checks cobra runs after it, return a
+// usageError, so that exit code 2 is decided by the error's type and never
+// by its text. A command that only groups others keeps cobra's own
+// unknown-subcommand check (findCommand types that one).
+func typeUsageErrors(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		typeUsageErrors(sub)
+	}
+	if c.Args == nil && c.HasSubCommands() {
+		return
+	}
+	check := c.Args
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if check != nil {
+			if err := check(cmd, args); err != nil {
+				return asUsage(err)
+			}
+		}
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			return asUsage(err)
+		}
+		return asUsage(cmd.ValidateFlagGroups())
+	}
+}
+
+// findCommand resolves the command line before it runs: an unknown command
+// is a usage error (cobra's Find says which, with suggestions).
+func findCommand(root *cobra.Command, args []string) error {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	_, _, err := root.Find(args)
+	return asUsage(err)
+}
+
+func asUsage(err error) error {
+	var ue usageError
+	if err == nil || errors.As(err, &ue) {
+		return err
+	}
+	return usageError{err}
 }

@@ -58,3 +58,22 @@ func TestLogLevel(t *testing.T) {
 		}
 	}
 }
+
+// Exit code 2 comes from the error's type: unknown commands, flags and
+// arguments of every kind, whatever cobra's message says.
+func TestUsageExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"foo"}, {"rank", "--bogus"}, {"version", "extra"}, {"keys", "nope"},
+		{"schedule", "x"}, {"robots", "check"}, {"crawl", "--min-delay", "soon"},
+	} {
+		if code, _, errOut := runIn(t, dir, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d: %s", args, code, exitUsage, errOut)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"rank", "--help"}} {
+		if code, _, errOut := runIn(t, dir, args...); code != exitOK {
+			t.Errorf("%q: exit %d, want 0: %s", args, code, errOut)
+		}
+	}
+}
