@@ -163,7 +163,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "rebuilt snapshot %s: %d domains, %d edges\n\n", m.ID, m.Counts[domainsKey(m.Counts)], m.Counts[edgesKey(m.Counts)])
+	fmt.Fprintf(out, "rebuilt snapshot %s: %d domains, %d edges\n\n", m.ID, m.Counts[data.DomainsFile], m.Counts[data.EdgesFile])
 	fmt.Fprintf(out, "%5s  %-28s %10s %11s\n", "rank", "domain", "in_domains", "score")
 	for _, r := range top {
 		fmt.Fprintf(out, "%5d  %-28s %10d %11.6f\n", *r.Rank, r.Domain, r.InDomains, r.Score)
@@ -198,16 +198,6 @@ func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
 
 // domainsKey and edgesKey find the manifest's count keys, whichever of
 // "domains" or "domains.parquet" the rebuild uses.
-func domainsKey(c map[string]int64) string { return countKey(c, "domains") }
-func edgesKey(c map[string]int64) string   { return countKey(c, "edges") }
-
-func countKey(c map[string]int64, name string) string {
-	if _, ok := c[name]; ok {
-		return name
-	}
-	return name + ".parquet"
-}
-
 func outcomeList(s crawl.Stats) string {
 	var parts []string
 	for _, o := range data.Outcomes {
