@@ -90,8 +90,9 @@ func (r *run) crawl(t *testing.T, at time.Time, tune func(*crawl.Options)) {
 		Platforms: []crawl.Platform{{Suffix: "github.io", Gap: platformGap}},
 		// robots-hang.example: the crawler's timeout is what ends it (long
 		// enough for every other answer under the race detector on a
-		// busy machine).
-		ResponseTimeout: 5 * time.Second,
+		// busy machine: at 5 s, big-page.example's 1024 KB read timed out
+		// on a loaded 2-core machine).
+		ResponseTimeout: 10 * time.Second,
 	}
 	if tune != nil {
 		tune(&opts)
