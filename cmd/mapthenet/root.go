@@ -45,6 +45,9 @@ rebuilds it, with nothing to set up.`,
 			if err := applyConfig(cmd); err != nil {
 				return err
 			}
+			if err := applyDataDirConfig(cmd); err != nil {
+				return err
+			}
 			return global.setup(cmd.ErrOrStderr())
 		},
 	}
@@ -55,6 +58,7 @@ rebuilds it, with nothing to set up.`,
 	pf.StringVar(&global.LogFormat, "log-format", "text", "log format: text or json")
 
 	root.AddCommand(
+		newInitCommand(),
 		newCrawlCommand(),
 		newRebuildCommand(),
 		newRankCommand(),
