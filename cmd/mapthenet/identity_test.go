@@ -377,3 +377,23 @@ func TestDataDirConfigPrecedence(t *testing.T) {
 		t.Errorf("a=%s b=%s c=%s d=%s, want datadir config flag default", a, b, c, d)
 	}
 }
+
+// crawl's flag defaults are the promised ones (crawl.TestPinnedDefaults
+// pins the values behind them).
+func TestPinnedCrawlFlagDefaults(t *testing.T) {
+	f := newCrawlCommand().Flags()
+	for name, want := range map[string]string{
+		"min-delay":       "1s",
+		"user-agent":      "MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)",
+		"robots-token":    "MapTheNetBot",
+		"signature-agent": "https://www.mapthenet.org/.well-known/http-message-signatures-directory",
+		"platform":        "[]", // none given: crawl.DefaultPlatforms (neocities.org=2s)
+		"ip-delay":        "0s",
+		"from":            "",
+		"crawler-info":    "false",
+	} {
+		if got := f.Lookup(name).DefValue; got != want {
+			t.Errorf("--%s defaults to %q, want %q", name, got, want)
+		}
+	}
+}
