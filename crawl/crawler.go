@@ -32,6 +32,9 @@ var ErrAbandoned = errors.New("crawl: visit abandoned")
 // NewCrawler sets the fetch path up.
 func NewCrawler(opts Options) (*Crawler, error) {
 	o := opts.withDefaults()
+	if err := o.checkIdentity(); err != nil {
+		return nil, err
+	}
 	d := fetch.NewDialer(o.Resolver, o.ConnectTo, o.ConnectTimeout, o.MaxConns)
 	cfg := &fetch.Config{
 		Dialer:          d,
@@ -39,6 +42,7 @@ func NewCrawler(opts Options) (*Crawler, error) {
 		ResponseTimeout: o.ResponseTimeout,
 		MaxBody:         o.MaxBody,
 		Sign:            o.Sign,
+		Header:          o.identityHeader(),
 	}
 	if o.CACertFile != "" {
 		pool, err := fetch.RootsWithCA(o.CACertFile)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 )
 
 // web is a tiny loopback web for visit tests: handlers by "host/path"
@@ -101,8 +102,12 @@ func (s stubResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr
 // plain HTTP server, so https attempts fail the TLS handshake and fall back.
 func (w *web) options() Options {
 	return Options{
-		MinDelaySet:     true,
-		ConnectTo:       []fetch.ConnectTo{{ToPort: w.port()}},
+		MinDelaySet: true,
+		ConnectTo:   []fetch.ConnectTo{{ToPort: w.port()}},
+		// The rule keeps each host (stubResolver resolves it), so this is
+		// not a mapped crawl: it says who runs it, as a real one must.
+		UserAgent: DefaultUserAgent, RobotsToken: DefaultRobotsToken,
+		From: "crawler@example.org", SignatureAgentURL: webbotauth.DefaultAgentURL,
 		Resolver:        stubResolver{},
 		ResponseTimeout: 2 * time.Second,
 		ConnectTimeout:  2 * time.Second,

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,9 +55,14 @@ func ParsePlatform(s string) (Platform, error) {
 
 // Options configure a crawl. Zero values take the defaults above.
 type Options struct {
-	// What a site owner sees.
+	// What a site owner sees. The operator's identity (identity.go):
+	// UserAgent, RobotsToken, From and SignatureAgentURL must all be set
+	// unless every host is mapped with ConnectTo (then the built-in
+	// identity fills the gaps, without a From).
 	UserAgent   string
 	RobotsToken string
+	From        string        // the operator's e-mail address, sent as From
+	CrawlerInfo bool          // also send X-Crawler-Info: the bot page (the URL in UserAgent)
 	MinDelay    time.Duration // least gap between request starts per site; 0 with MinDelaySet: none (tests, benchmarks)
 	MinDelaySet bool          // MinDelay was given explicitly (0 allowed)
 	IPDelay     time.Duration // >0: all sites on one IP address share a pace
@@ -108,11 +114,11 @@ type Options struct {
 
 func (o *Options) withDefaults() Options {
 	x := *o
-	if x.UserAgent == "" {
-		x.UserAgent = DefaultUserAgent
-	}
-	if x.RobotsToken == "" {
-		x.RobotsToken = DefaultRobotsToken
+	if MapsEveryHost(x.ConnectTo) {
+		// The built-in identity, only for a crawl that reaches no real host.
+		x.UserAgent = cmp.Or(x.UserAgent, DefaultUserAgent)
+		x.RobotsToken = cmp.Or(x.RobotsToken, DefaultRobotsToken)
+		x.SignatureAgentURL = cmp.Or(x.SignatureAgentURL, webbotauth.DefaultAgentURL)
 	}
 	if x.MinDelay == 0 && !x.MinDelaySet {
 		x.MinDelay = DefaultMinDelay

@@ -46,6 +46,10 @@ type Stats struct {
 func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	o := opts.withDefaults()
 	stats := Stats{Outcomes: map[data.Outcome]int{}}
+	// Before a signing key is made: no identity, no crawl.
+	if err := o.checkIdentity(); err != nil {
+		return stats, err
+	}
 	if o.LogEvery > 0 {
 		if o.Metrics == nil {
 			o.Metrics = NewMetrics(prometheus.NewRegistry())

@@ -481,7 +481,7 @@ func testFullDisk(t *testing.T, bin string) {
 		// An empty crawl makes the store and the signing key first.
 		empty := filepath.Join(t.TempDir(), "none.txt")
 		noErr(t, os.WriteFile(empty, nil, 0o644))
-		p := start(t, bin, "crawl", "--data-dir", data, "--seeds", empty, "--until-idle")
+		p := start(t, bin, "crawl", "--data-dir", data, "--seeds", empty, "--until-idle", "--connect-to", "::127.0.0.1:1")
 		if code := p.wait(t); code != 0 {
 			t.Fatalf("empty crawl: exit %d:\n%s", code, p.stderr.String())
 		}
@@ -539,7 +539,7 @@ func testUnwritable(t *testing.T, bin string) {
 	noErr(t, os.WriteFile(seeds, []byte("a.example\n"), 0o644))
 	for name, c := range cases {
 		for _, args := range [][]string{
-			{"crawl", "--seeds", seeds, "--until-idle"},
+			{"crawl", "--seeds", seeds, "--until-idle", "--connect-to", "::127.0.0.1:1"}, // mapped: no identity needed
 			{"rebuild"},
 		} {
 			p := start(t, bin, append(args, "--data-dir", c.dir)...)

@@ -45,6 +45,7 @@ type crawlFlags struct {
 	AgentURL      string
 	AgentForm     string
 	NameCache     int
+	Identity      identityFlags // --from, --crawler-info (identity.go)
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -59,6 +60,12 @@ domains first). Each visit reads robots.txt fresh, then the home page and
 same-site pages breadth-first, at most one request at a time per site and
 --min-delay (or the site's Crawl-delay) apart. Only domain-to-domain links
 are recorded in the store; never page text or addresses.
+
+A crawl of the real web says who runs it: --robots-token, a --user-agent
+naming your bot page, --from (your e-mail address) and --signature-agent,
+usually from <data-dir>/config.toml as mapthenet init writes it. Without
+them crawl refuses to start (exit 2), unless --connect-to maps every host
+(::ADDR:PORT: a test or simulated web), which uses the built-in identity.
 
 Every request is signed (Web Bot Auth). On first use crawl creates a key
 in <data-dir>/keys/ and says so: publish its key directory (mapthenet keys
@@ -112,6 +119,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringArrayVar(&fl.Platforms, "platform", nil, "SUFFIX=DELAY: sites under SUFFIX share one pace (repeatable; default neocities.org=2s)")
 	f.DurationVar(&fl.Recheck, "recheck", time.Minute, "how often a running crawl looks for a new rebuilds/current schedule and for newly due domains")
 	f.IntVar(&fl.NameCache, "name-cache", graph.DefaultNameCache, "domain names kept in memory to spare a store read per link (about 30 bytes a name; -1: none)")
+	addIdentityFlags(f, &fl.Identity)
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	addNowFlag(cmd)
 	return cmd
@@ -124,6 +132,9 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	}
 	opts, err := crawlOptions(fl, cmd.ErrOrStderr())
 	if err != nil {
+		return err
+	}
+	if err := applyIdentity(cmd.Flags(), fl.Identity, &opts); err != nil {
 		return err
 	}
 	opts.Now = now

@@ -200,6 +200,8 @@ type keysServeOptions struct {
 	Addr      string
 	Authority string
 	Contact   string
+	Token     string // robots.txt token the bot page names ("": MapTheNetBot)
+	UserAgent string // User-Agent the bot page names
 }
 
 func newKeysServeCommand() *cobra.Command {
@@ -225,6 +227,8 @@ It runs until interrupted.`,
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&opts.Authority, "authority", "", "sign the directory for this host[:port] (default: each request's Host)")
 	f.StringVar(&opts.Contact, "contact", "", "e-mail address for removal requests, shown on the bot page")
+	f.StringVar(&opts.Token, "robots-token", "", "the crawler's robots.txt token, named on the bot page (default MapTheNetBot; init writes yours to config.toml)")
+	f.StringVar(&opts.UserAgent, "user-agent", "", "the crawler's User-Agent, named on the bot page")
 	return cmd
 }
 
@@ -247,6 +251,8 @@ func runKeysServe(ctx context.Context, out io.Writer, opts keysServeOptions, rea
 		Authority: opts.Authority,
 		Logger:    global.logger,
 		Contact:   opts.Contact,
+		Token:     opts.Token,
+		UserAgent: opts.UserAgent,
 	})
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {

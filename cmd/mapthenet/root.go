@@ -49,6 +49,9 @@ rebuilds it, with nothing to set up.`,
 			if err := applyConfig(cmd); err != nil {
 				return err
 			}
+			if err := applyDataDirConfig(cmd); err != nil {
+				return err
+			}
 			return global.setup(cmd.ErrOrStderr())
 		},
 	}
@@ -62,6 +65,7 @@ rebuilds it, with nothing to set up.`,
 	root.SetVersionTemplate("mapthenet {{.Version}}\n")
 
 	root.AddCommand(
+		newInitCommand(),
 		newCrawlCommand(),
 		newRebuildCommand(),
 		newRankCommand(),

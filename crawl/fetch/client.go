@@ -27,6 +27,9 @@ type Config struct {
 	// RootCAs: nil means the system roots.
 	RootCAs   *x509.CertPool
 	UserAgent string
+	// Header is sent with every request besides User-Agent (the operator's
+	// From, X-Crawler-Info); nil: none.
+	Header http.Header
 	// ResponseTimeout bounds a whole request: connect, headers and body
 	// (DESIGN.md: 30 s).
 	ResponseTimeout time.Duration
@@ -131,6 +134,9 @@ func (c *Client) Get(ctx context.Context, url string, accept Accept, sink Sink) 
 		return nil, &Error{Kind: KindBadURL, Err: err}
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	for k, v := range c.cfg.Header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/rss+xml,application/atom+xml,application/feed+json;q=0.9,*/*;q=0.1")
 	if c.cfg.Sign != nil {
 		if err := c.cfg.Sign(req); err != nil {

@@ -21,6 +21,9 @@ type HandlerOptions struct {
 	Logger    *slog.Logger     // nil: discard
 	// Contact is shown on the bot page as the address for removal requests.
 	Contact string
+	// Token and UserAgent are the crawler's robots.txt product token and
+	// User-Agent, as the bot page names them; "": MapTheNetBot's.
+	Token, UserAgent string
 }
 
 // NewHandler serves the key directory at DirectoryPath (GET and HEAD, 200
@@ -35,7 +38,7 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(DirectoryPath, &directoryHandler{opts: opts})
-	page := botPage(opts.Contact)
+	page := botPage(botInfo{Contact: opts.Contact, Token: opts.Token, UserAgent: opts.UserAgent})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" && r.URL.Path != "/bot" {
 			http.NotFound(w, r)
@@ -94,10 +97,10 @@ func (d *directoryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var botTemplate = template.Must(template.New("bot").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>MapTheNetBot</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Token}}</title></head>
 <body>
-<h1>MapTheNetBot</h1>
-<p>MapTheNetBot (User-Agent <code>MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)</code>)
+<h1>{{.Token}}</h1>
+<p>{{.Token}} (User-Agent <code>{{.UserAgent}}</code>)
 draws a map of the web's domains: it reads a few pages of each site and records only
 which domains link to which. It never keeps page text, page addresses, titles or IP
 addresses. It makes one request at a time per site, at least a second apart (longer if
@@ -105,14 +108,14 @@ your robots.txt asks with Crawl-delay), and reads no JavaScript, forms or logins
 <p>Every request is signed with Web Bot Auth (RFC 9421 HTTP Message Signatures, Ed25519).
 Our public keys are at <a href="` + DirectoryPath + `">` + DirectoryPath + `</a>.</p>
 <h2>Opting out</h2>
-<p>Our robots.txt token is <code>MapTheNetBot</code>. To keep us out of your whole site:</p>
-<pre>User-agent: MapTheNetBot
+<p>Our robots.txt token is <code>{{.Token}}</code>. To keep us out of your whole site:</p>
+<pre>User-agent: {{.Token}}
 Disallow: /</pre>
 <p>We read robots.txt at the start of every visit. A site that shuts us out stays on the
 map through the links other sites make to it, marked as opted out.</p>
 <h2>Removal</h2>
 <p>To have your domain removed from every file we publish, for good, ask
-{{if .}}<a href="mailto:{{.}}">{{.}}</a>{{else}}the crawler's operator{{end}} for a verification
+{{with .Contact}}<a href="mailto:{{.}}">{{.}}</a>{{else}}the crawler's operator{{end}} for a verification
 token and publish it in one of three ways: a DNS TXT record
 <code>mapthenet-verification=TOKEN</code> on the domain, a file at
 <code>/.well-known/mapthenet-verification.txt</code> holding the token, or
@@ -120,10 +123,19 @@ token and publish it in one of three ways: a DNS TXT record
 </body></html>
 `))
 
-func botPage(contact string) []byte {
+// botInfo is what the bot page says about the crawler.
+type botInfo struct{ Contact, Token, UserAgent string }
+
+func botPage(info botInfo) []byte {
+	if info.Token == "" {
+		info.Token = "MapTheNetBot"
+	}
+	if info.UserAgent == "" {
+		info.UserAgent = "MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)"
+	}
 	var b bytes.Buffer
-	if err := botTemplate.Execute(&b, contact); err != nil {
-		return []byte("MapTheNetBot\n")
+	if err := botTemplate.Execute(&b, info); err != nil {
+		return []byte(info.Token + "\n")
 	}
 	return b.Bytes()
 }

@@ -182,3 +182,26 @@ func TestWriteMessage(t *testing.T) {
 		t.Errorf("message does not end with a blank line and the body")
 	}
 }
+
+// The bot page names the operator's own crawler when told (keys serve
+// takes the token and user agent from the data directory's config).
+func TestHandlerBotPageNamesOperator(t *testing.T) {
+	kr := webbotauth.NewKeyring(webbotauth.NewKey(testPrivateKey(t), time.Unix(1735689600, 0)))
+	h := webbotauth.NewHandler(webbotauth.HandlerOptions{
+		Keys:  func() (*webbotauth.Keyring, error) { return kr, nil },
+		Token: "ExampleBot", UserAgent: "ExampleBot/1.0 (+https://crawler.example.org/bot?a=1&b=<2>)",
+		Contact: "crawler@example.org",
+	})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/bot", nil))
+	body := rec.Body.String()
+	for _, want := range []string{"<title>ExampleBot</title>", "User-agent: ExampleBot\nDisallow: /",
+		"<code>ExampleBot/1.0 (&#43;https://crawler.example.org/bot?a=1&amp;b=&lt;2&gt;)</code>", "mailto:crawler@example.org"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("bot page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "MapTheNetBot") {
+		t.Errorf("bot page still names MapTheNetBot:\n%s", body)
+	}
+}
