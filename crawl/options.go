@@ -87,7 +87,8 @@ type Options struct {
 	SignatureAgentForm webbotauth.AgentForm
 
 	// ASN maps addresses to network operators; nil: unknown.
-	ASN *ASNDB
+	ASN       *ASNDB
+	ASNSource string // the file ASN came from, for the start-up log line
 
 	// The loop.
 	DataDir          string   // where rebuilds/current/schedule.parquet is read

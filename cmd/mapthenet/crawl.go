@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mapthenet/mapthenet/buildinfo"
 	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/crawl/fetch"
@@ -157,6 +158,7 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err := control.WriteOwner(ownerPath, control.Self("mapthenet crawl", time.Now())); err != nil {
 		global.logger.Warn("cannot say who holds the store", "err", err)
 	}
+	logCrawlStart(global.logger, global.DataDir, opts)
 	defer os.Remove(ownerPath)
 	// While the crawl holds the store, a rebuild (from cron) asks it over
 	// <data-dir>/crawl.sock to run in this process, on a consistent view of
@@ -302,12 +304,21 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 			return o, usagef("%v", err)
 		}
 	}
-	if fl.ASNDB != "" {
-		db, err := crawl.LoadASN(fl.ASNDB)
+	asnDB := fl.ASNDB
+	if asnDB == "" {
+		// On by default where it can be: a table the operator dropped into
+		// the data directory (README, "Network operators").
+		if p := filepath.Join(global.DataDir, defaultASNFile); fileExists(p) {
+			asnDB = p
+		}
+	}
+	if asnDB != "" {
+		db, err := crawl.LoadASN(asnDB)
 		if err != nil {
 			return o, err
 		}
 		o.ASN = db
+		o.ASNSource = asnDB
 	}
 	if isTerminal(stderr) {
 		o.Progress = stderr
@@ -335,4 +346,31 @@ func nameCache(n int) int {
 		return -1
 	}
 	return n
+}
+
+// defaultASNFile is the ip2asn table a crawl uses without --asn-db when it
+// is in the data directory (iptoasn.com's name for it).
+const defaultASNFile = "ip2asn-combined.tsv.gz"
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// logCrawlStart is the crawl's first line: the settings in force, so that a
+// log file says what a run was doing and as whom.
+func logCrawlStart(log *slog.Logger, dataDir string, o crawl.Options) {
+	operators := "off: no ip2asn table (README, \"Network operators\")"
+	if o.ASN != nil {
+		operators = "recorded from " + o.ASNSource
+	}
+	minDelay := o.MinDelay
+	if minDelay == 0 && !o.MinDelaySet {
+		minDelay = crawl.DefaultMinDelay
+	}
+	log.Info("crawl starting", "version", buildinfo.Get().Version, "data_dir", dataDir, "shards", 1,
+		"user_agent", o.UserAgent, "robots_token", o.RobotsToken, "from", o.From, "signature_agent", o.SignatureAgentURL,
+		"min_delay", minDelay.String(), "ip_delay", o.IPDelay.String(), "sites_in_flight", o.SitesInFlight,
+		"max_conns", o.MaxConns, "max_sites", o.MaxSites, "max_duration", o.MaxDuration.String(),
+		"until_idle", o.UntilIdle, "connect_to_rules", len(o.ConnectTo), "network_operators", operators)
 }
