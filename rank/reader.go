@@ -88,13 +88,21 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 	if err := checkChunks(pf, cols.sorted(), fi.Size()); err != nil {
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
 	}
-	if rows == 0 || nrg == 0 {
-		el.names = set.names()
-		return el, nil
-	}
 	firstRow := make([]int64, nrg+1)
 	for rg := range nrg {
 		firstRow[rg+1] = firstRow[rg] + pf.MetaData().RowGroup(rg).NumRows()
+	}
+	// A footer whose row count its row groups do not add up to is damaged:
+	// without this, one that lost its row groups read as an empty graph.
+	if firstRow[nrg] != rows {
+		if nrg == 0 {
+			return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows in no row group", path, rows)
+		}
+		return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows, its row groups %d", path, rows, firstRow[nrg])
+	}
+	if rows == 0 {
+		el.names = set.names()
+		return el, nil
 	}
 
 	// The pipeline: decoders → dispatcher → every shard → (the last shard
@@ -213,6 +221,7 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 // damaged footer could not be recovered.
 func checkChunks(pf *file.Reader, cols []int, size int64) error {
 	md := pf.MetaData()
+	schema := md.Schema
 	for rg := range pf.NumRowGroups() {
 		rgm := md.RowGroup(rg)
 		if rgm.NumRows() < 0 {
@@ -225,6 +234,9 @@ func checkChunks(pf *file.Reader, cols []int, size int64) error {
 			}
 			if col.CryptoMetadata() != nil {
 				return errors.New("encrypted columns are not supported")
+			}
+			if want := schema.Column(c).PhysicalType(); col.Type() != want {
+				return fmt.Errorf("row group %d, column %s: a chunk of type %s, the schema says %s", rg, schema.Column(c).Path(), col.Type(), want)
 			}
 			start := col.DataPageOffset()
 			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
