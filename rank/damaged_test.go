@@ -35,6 +35,13 @@ type damagedFile struct {
 
 const sameRanks = "(same ranks)"
 
+// The edge file's columns (package edgefile reads them).
+const (
+	colSrc      = "src"
+	colDst      = "dst"
+	colNofollow = "nofollow"
+)
+
 // goodEdgeFile is smallEdges as parquet-go writes them, 4 rows a row
 // group; dict makes the name columns dictionary-encoded.
 func goodEdgeFile(t testing.TB, dict bool) []byte {
