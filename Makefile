@@ -24,6 +24,24 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./rank/... ./graph/...
 	$(GO) run ./bench $(BENCHFLAGS)
 
+# Fuzzing: every Fuzz target of $(PKGS) for FUZZTIME each. go test fuzzes
+# one target per run, so list them (go test -list) and run each in turn;
+# the targets that fail are named at the end (their inputs are written to
+# the package's testdata/fuzz/). Minimising a new input may take
+# FUZZMINTIME (go's default, 60s, took all of a slow target's time: the
+# count of new inputs stayed still while it minimised).
+FUZZTIME ?= 30s
+FUZZMINTIME ?= 5s
+fuzz:
+	@targets="$$($(GO) test -list '^Fuzz' $(PKGS) | awk '/^Fuzz/ { names = names " " $$1; next } /^ok/ { n = split(names, a, " "); for (i = 1; i <= n; i++) print $$2 "," a[i]; names = "" }')"; \
+	failed=""; \
+	for t in $$targets; do \
+		pkg=$${t%%,*}; name=$${t#*,}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) || failed="$$failed $$pkg.$$name"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets that failed:$$failed" >&2; exit 1; fi
+
 # The demo's store and snapshot go to ./mapthenet-demo (fresh each time) so
 # that the README's DuckDB queries can be pasted as they are.
 demo: build

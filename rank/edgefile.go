@@ -10,7 +10,12 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
+
+// progressEvery is how often reading an edge file logs progress (a
+// variable so that tests can make it report at every batch).
+var progressEvery = 10 * time.Second
 
 // Summary tells what RankEdgeFile did.
 type Summary struct {
@@ -59,25 +64,26 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		clock = now
 	}
 
-	el, err := readEdges(ctx, inPath, p.Workers, func(done, total int64) {
-		logger.Info("reading edge file", "file", inPath, "rows", done, "of", total,
-			"percent", math.Round(1000*float64(done)/float64(max(total, 1)))/10)
-	})
+	el, err := edgefile.Read(ctx, inPath, edgefile.ReadOptions{Workers: p.Workers, ProgressEvery: progressEvery,
+		Progress: func(done, total int64) {
+			logger.Info("reading edge file", "file", inPath, "rows", done, "of", total,
+				"percent", math.Round(1000*float64(done)/float64(max(total, 1)))/10)
+		}})
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, names := range el.names {
+	for _, names := range el.Names {
 		sum.Domains += len(names)
 	}
-	sum.Rows = el.rows
-	stage(StageRead, el.rows)
-	logger.Info("read edge file", "file", inPath, "rows", el.rows, "domains", sum.Domains, "followed_rows", len(el.src))
+	sum.Rows = el.Rows
+	stage(StageRead, el.Rows)
+	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Src))
 
-	names := renumberShards(el.names, el.src, el.dst, p.Workers)
-	el.names = nil
+	names := renumberShards(el.Names, el.Src, el.Dst, p.Workers)
+	el.Names = nil
 	stage(StageRenumber, int64(len(names)))
 
-	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, p.Workers)
+	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -102,7 +108,8 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	sum.Ranked = len(order)
 	stage(StageRanks, int64(len(order)))
 
-	if err := writeRanks(outPath, g, names, res.Scores, order, p.Workers); err != nil {
+	ranked := edgefile.Ranked{Names: names, Scores: res.Scores, InDomains: g.InDegree, OutDomains: g.OutDegree, Order: order}
+	if err := edgefile.WriteRanks(outPath, ranked, p.Workers); err != nil {
 		return Summary{}, err
 	}
 	stage(StageWrite, int64(len(names)))
@@ -157,14 +164,14 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 		workers = runtime.GOMAXPROCS(0)
 	}
 	defer boundHeap(path)()
-	el, err := readEdges(ctx, path, workers, nil)
+	el, err := edgefile.Read(ctx, path, edgefile.ReadOptions{Workers: workers})
 	if err != nil {
 		return nil, err
 	}
-	names := renumberShards(el.names, el.src, el.dst, workers)
-	g, err := BuildCSR(uint32(len(names)), el.src, el.dst, workers)
+	names := renumberShards(el.Names, el.Src, el.Dst, workers)
+	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, workers)
 	if err != nil {
 		return nil, err
 	}
-	return &EdgeGraph{Names: names, Graph: g, Rows: el.rows}, nil
+	return &EdgeGraph{Names: names, Graph: g, Rows: el.Rows}, nil
 }

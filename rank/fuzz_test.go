@@ -23,6 +23,11 @@ func FuzzRankEdgeFile(f *testing.F) {
 	f.Add([]byte("PAR1PAR1"))
 	f.Add([]byte("src,dst\na.com,b.com\n"))
 	f.Add([]byte{})
+	// Damaged files, so that the fuzzer starts from the reader's error
+	// paths rather than having to find a valid footer first.
+	for _, d := range damagedEdgeFiles(f) {
+		f.Add(d.data)
+	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, out := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet")

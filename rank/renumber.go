@@ -8,8 +8,8 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 	return renumberShards([][]string{names}, src, dst, workers)
 }
 
-// renumberShards gives the names of a shardSet (shards[k][i]'s id is
-// i*len(shards)+k) new ids, 0, 1, 2, ..., in a canonical order, rewrites
+// renumberShards gives the names of an edge file as edgefile.Read gives
+// them (shards[k][i]'s id is i*len(shards)+k) new ids, 0, 1, 2, ..., in a canonical order, rewrites
 // src and dst in place and returns the names by new id.
 //
 // The order is by the number of edges (src, dst pairs) a name is the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/mapthenet/mapthenet/rank/layout"
+	"github.com/mapthenet/mapthenet/layout"
 )
 
 // mapFingerprintKey names the key-value metadata entry of domains.parquet
@@ -20,7 +20,7 @@ import (
 const mapFingerprintKey = "mapthenet.map.fingerprint"
 
 // computeLayout places the ranked domains on the map (package
-// rank/layout): the best Options.MapTop by force layout over the followed
+// layout): the best Options.MapTop by force layout over the followed
 // graph taken as undirected, warm-started from the previous snapshot's
 // map_x/map_y by domain name, the other ranked domains beside their
 // placed neighbours. It releases the graph, which only the layout needed

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graphgen"
-	"github.com/mapthenet/mapthenet/rank/layout"
+	"github.com/mapthenet/mapthenet/layout"
 )
 
 // generatedSource is a graphgen graph with planted communities as a

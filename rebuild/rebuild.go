@@ -13,8 +13,8 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
-	"github.com/mapthenet/mapthenet/rank/layout"
 )
 
 // DefaultKeep is how many snapshots a rebuild keeps when Options.Keep is 0.

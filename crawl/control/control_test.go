@@ -160,6 +160,34 @@ func TestLockAndOwner(t *testing.T) {
 	}
 }
 
+// A pid outside a pid_t's range is damage, never a live process: kill(2)
+// would read 2^32+pid as pid and 2^32-1 as -1 (every process).
+func TestOwnerPIDOutOfRange(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		pid   string
+		alive bool
+		want  string
+	}{
+		{strconv.Itoa(os.Getpid()), true, "mapthenet crawl (pid " + strconv.Itoa(os.Getpid()) + ")"},
+		{"2147483647", false, "mapthenet crawl (pid 2147483647, no longer running)"},
+		{strconv.FormatInt(1<<32+int64(os.Getpid()), 10), false, "mapthenet crawl (pid " + strconv.FormatInt(1<<32+int64(os.Getpid()), 10) + " is not a process id: the owner file is damaged)"},
+		{"4294967295", false, "mapthenet crawl (pid 4294967295 is not a process id: the owner file is damaged)"},
+		{"2147483648", false, "mapthenet crawl (pid 2147483648 is not a process id: the owner file is damaged)"},
+		{"-1", false, "mapthenet crawl (pid -1 is not a process id: the owner file is damaged)"},
+		{"0", false, "mapthenet crawl (pid unknown)"},
+	} {
+		p := filepath.Join(dir, StoreOwnerName)
+		if err := os.WriteFile(p, []byte(`{"pid":`+tc.pid+`,"command":"mapthenet crawl"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := ReadOwner(p)
+		if o.Alive() != tc.alive || o.String() != tc.want {
+			t.Errorf("pid %s: alive %v, %q; want %v, %q", tc.pid, o.Alive(), o.String(), tc.alive, tc.want)
+		}
+	}
+}
+
 // ReadOwner reads whatever a file holds without failing or panicking.
 func FuzzReadOwner(f *testing.F) {
 	f.Add([]byte(`{"pid":1234,"command":"mapthenet crawl","started":"2026-12-02T23:00:00Z"}`))

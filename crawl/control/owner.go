@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -42,8 +43,11 @@ func (o Owner) String() string {
 	if cmd == "" {
 		cmd = "another process"
 	}
-	if o.PID <= 0 {
+	if o.PID == 0 {
 		return cmd + " (pid unknown)"
+	}
+	if !validPID(o.PID) {
+		return fmt.Sprintf("%s (pid %d is not a process id: the owner file is damaged)", cmd, o.PID)
 	}
 	s := fmt.Sprintf("%s (pid %d", cmd, o.PID)
 	if !o.Started.IsZero() {
@@ -58,12 +62,19 @@ func (o Owner) String() string {
 // Alive reports whether a process with o's pid exists (signal 0). A pid
 // reused by an unrelated process reads as alive: good enough for a message.
 func (o Owner) Alive() bool {
-	if o.PID <= 0 {
+	if !validPID(o.PID) {
 		return false
 	}
 	err := syscall.Kill(o.PID, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// validPID reports whether pid can name a process. A pid_t is a C int:
+// kill(2) would read a bigger one modulo 2^32 (4294967296+1234 would ask
+// about pid 1234, 2^32-1 about every process: -1), and zero or a negative
+// pid names a process group. Above Linux's pid_max but in range is fine:
+// kill says no such process.
+func validPID(pid int) bool { return pid > 0 && int64(pid) <= math.MaxInt32 }
 
 // WriteOwner writes o to path atomically (a temporary file renamed over it),
 // so a reader never sees half of it.

@@ -17,7 +17,7 @@ import (
 )
 
 // layoutSize adds a graphgen preset (M: 1M domains, 10M edges) to
-// BenchmarkLayout: go test ./rank/layout -run '^$' -bench Layout -benchtime 1x -layout-size M
+// BenchmarkLayout: go test ./layout -run '^$' -bench Layout -benchtime 1x -layout-size M
 var layoutSize = flag.String("layout-size", "", "also benchmark the layout on this graphgen preset (S, M or L)")
 
 // benchInput ranks a graphgen graph and returns what Map needs.
@@ -68,7 +68,7 @@ func rankedInput(tb testing.TB, src, dst []uint32, keys []uint64) MapInput {
 // preset named by -layout-size (its top 200,000 laid out, the rest placed
 // beside them). It reports peak RSS (VmHWM) as it stands after each run.
 //
-//	go test ./rank/layout -run '^$' -bench Layout -benchtime 1x [-layout-size M]
+//	go test ./layout -run '^$' -bench Layout -benchtime 1x [-layout-size M]
 func BenchmarkLayout(b *testing.B) {
 	sizes := []struct {
 		name string

@@ -1,4 +1,4 @@
-package rank
+package edgefile
 
 import (
 	"errors"
@@ -131,7 +131,7 @@ func (d *decoder) run(k, step int) (err error) {
 	pf, err := parquet.OpenFile(f, fi.Size(),
 		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<18))
 	if err != nil {
-		return err
+		return fmt.Errorf("not a readable Parquet file: %w", err)
 	}
 	rgs := pf.RowGroups()
 	if len(rgs) != len(d.firstRow)-1 {
@@ -232,7 +232,9 @@ func (d *decoder) page(b *batch, c int, pc *pageCursor, rg int, rows int64) erro
 		return fmt.Errorf("column %s ends at row %d, before its row group", colNames[c], d.firstRow[rg]+pc.read)
 	}
 	if err != nil {
-		return err
+		// parquet-go's errors say what (an unexpected EOF, a bad page
+		// header), not where.
+		return fmt.Errorf("column %s, row group %d: %w", colNames[c], rg, err)
 	}
 	n := p.NumRows()
 	first := d.firstRow[rg] + pc.read

@@ -1,4 +1,4 @@
-package rank
+package edgefile
 
 import "fmt"
 
@@ -10,7 +10,7 @@ import "fmt"
 // shards pass batches on in the order they got them).
 type edgeAssembler struct {
 	set      *shardSet
-	el       *edgeList
+	el       *Edges
 	path     string
 	firstRow []int64
 	nofollow bool // the file has the column
@@ -25,7 +25,7 @@ type rowGroupRows struct {
 	nofollow []bool
 }
 
-func newEdgeAssembler(set *shardSet, el *edgeList, path string, firstRow []int64, nofollow bool) *edgeAssembler {
+func newEdgeAssembler(set *shardSet, el *Edges, path string, firstRow []int64, nofollow bool) *edgeAssembler {
 	return &edgeAssembler{set: set, el: el, path: path, firstRow: firstRow, nofollow: nofollow, open: map[int]*rowGroupRows{}}
 }
 
@@ -61,11 +61,11 @@ func (a *edgeAssembler) add(r *batch) error {
 			continue // the domains count, the edge does not
 		}
 		if s, t := st.src[i], st.dst[i]; s != t {
-			el.src = append(el.src, s)
-			el.dst = append(el.dst, t)
+			el.Src = append(el.Src, s)
+			el.Dst = append(el.Dst, t)
 		}
 	}
-	el.rows += int64(k)
+	el.Rows += int64(k)
 	st.done += int64(k)
 	st.src = st.src[:copy(st.src, st.src[k:])]
 	st.dst = st.dst[:copy(st.dst, st.dst[k:])]

@@ -1,4 +1,4 @@
-package rank
+package edgefile
 
 import (
 	"context"
@@ -16,17 +16,23 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
 
-// edgeList is an edge file read into memory: names by shard and interned
-// id (see shardSet) and the followed, non-self-loop edges.
-type edgeList struct {
-	names    [][]string // by shard, see shardSet
-	src, dst []uint32
-	rows     int64 // rows read, nofollow and self-loops included
+// Edges is an edge file read into memory: the names, by shard (the name
+// of id i*len(Names)+k is Names[k][i], see shardSet), and the followed,
+// non-self-loop edges as pairs of those ids, in no fixed order.
+type Edges struct {
+	Names    [][]string
+	Src, Dst []uint32
+	Rows     int64 // rows read, nofollow and self-loops included
 }
 
-// progressEvery is how often readEdges reports progress (a variable so
-// that tests can make it report at every batch).
-var progressEvery = 10 * time.Second
+// ReadOptions are Read's options.
+type ReadOptions struct {
+	Workers int // decoders and interning shards; at least 1
+	// Progress, when not nil, is called with the rows read so far and the
+	// file's rows every ProgressEvery while reading.
+	Progress      func(done, total int64)
+	ProgressEvery time.Duration
+}
 
 // Edge file columns.
 const (
@@ -35,7 +41,7 @@ const (
 	colNofollow = "nofollow"
 )
 
-// readEdges reads the src, dst and (if present) nofollow columns of the
+// Read reads the src, dst and (if present) nofollow columns of the
 // Parquet file at path. The footer is read and checked with Arrow; the
 // pages are decoded with parquet-go by decoders (one per worker, each its
 // own reader of the file, taking every workers-th row group), the names
@@ -44,9 +50,9 @@ const (
 // fine: ids are renumbered by name later and the CSR does not depend on
 // the order of edges. Nofollow rows add their domains but no edge.
 //
-// progress, when not nil, is called with the rows read so far and the
-// file's rows every progressEvery while reading.
-func readEdges(ctx context.Context, path string, workers int, progress func(done, total int64)) (el *edgeList, err error) {
+// The ids are those of the shards: package rank renumbers them.
+func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error) {
+	workers, progress := max(1, o.Workers), o.Progress
 	// The Parquet and Arrow readers panic on some malformed files; a bad
 	// input file must give an error, never bring the program down. (The
 	// decoders recover on their own goroutines, see decode.)
@@ -83,18 +89,26 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 	}
 	hint := min(rows, fi.Size(), 1<<32-1)
 	set := newShardSet(workers, int(min(max(hint/10, 1024), 1<<24)))
-	el = &edgeList{src: makeLarge[uint32](0, int(hint)), dst: makeLarge[uint32](0, int(hint))}
+	el = &Edges{Src: makeLarge[uint32](0, int(hint)), Dst: makeLarge[uint32](0, int(hint))}
 	nrg := pf.NumRowGroups()
 	if err := checkChunks(pf, cols.sorted(), fi.Size()); err != nil {
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
 	}
-	if rows == 0 || nrg == 0 {
-		el.names = set.names()
-		return el, nil
-	}
 	firstRow := make([]int64, nrg+1)
 	for rg := range nrg {
 		firstRow[rg+1] = firstRow[rg] + pf.MetaData().RowGroup(rg).NumRows()
+	}
+	// A footer whose row count its row groups do not add up to is damaged:
+	// without this, one that lost its row groups read as an empty graph.
+	if firstRow[nrg] != rows {
+		if nrg == 0 {
+			return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows in no row group", path, rows)
+		}
+		return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows, its row groups %d", path, rows, firstRow[nrg])
+	}
+	if rows == 0 {
+		el.Names = set.names()
+		return el, nil
 	}
 
 	// The pipeline: decoders → dispatcher → every shard → (the last shard
@@ -184,8 +198,8 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 			return nil, err
 		}
 		free <- r // never blocks: free holds every batch
-		if progress != nil && time.Since(lastProgress) >= progressEvery {
-			progress(el.rows, rows)
+		if progress != nil && time.Since(lastProgress) >= o.ProgressEvery {
+			progress(el.Rows, rows)
 			lastProgress = time.Now()
 		}
 	}
@@ -200,10 +214,10 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 	if err := a.finish(); err != nil {
 		return nil, err
 	}
-	if el.rows != rows {
-		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.rows, rows)
+	if el.Rows != rows {
+		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.Rows, rows)
 	}
-	el.names = set.names()
+	el.Names = set.names()
 	return el, nil
 }
 
@@ -213,6 +227,7 @@ func readEdges(ctx context.Context, path string, workers int, progress func(done
 // damaged footer could not be recovered.
 func checkChunks(pf *file.Reader, cols []int, size int64) error {
 	md := pf.MetaData()
+	schema := md.Schema
 	for rg := range pf.NumRowGroups() {
 		rgm := md.RowGroup(rg)
 		if rgm.NumRows() < 0 {
@@ -225,6 +240,9 @@ func checkChunks(pf *file.Reader, cols []int, size int64) error {
 			}
 			if col.CryptoMetadata() != nil {
 				return errors.New("encrypted columns are not supported")
+			}
+			if want := schema.Column(c).PhysicalType(); col.Type() != want {
+				return fmt.Errorf("row group %d, column %s: a chunk of type %s, the schema says %s", rg, schema.Column(c).Path(), col.Type(), want)
 			}
 			start := col.DataPageOffset()
 			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {

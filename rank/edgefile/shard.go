@@ -1,4 +1,4 @@
-package rank
+package edgefile
 
 import (
 	"hash/maphash"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
-	"github.com/mapthenet/mapthenet/rank/layout"
 )
 
 // Map lays out the best-ranked nodes and places the rest beside them.

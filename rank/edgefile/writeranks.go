@@ -1,4 +1,4 @@
-package rank
+package edgefile
 
 import (
 	"bytes"
@@ -26,7 +26,18 @@ func rankWriterOptions() []parquet.WriterOption {
 	}
 }
 
-// writeRanks writes the rank rows: ranked nodes in order, then unranked
+// Ranked is what WriteRanks writes: node v is the domain Names[v], of
+// score Scores[v], linked from InDomains(v) distinct domains (0: unranked)
+// and linking to OutDomains[v]; Order lists the ranked nodes, best first.
+type Ranked struct {
+	Names      []string
+	Scores     []float64
+	InDomains  func(v uint32) uint32
+	OutDomains []uint32
+	Order      []uint32
+}
+
+// WriteRanks writes the rank rows: ranked nodes in order, then unranked
 // nodes by name. It writes a temporary file beside
 // outPath and renames it into place.
 //
@@ -35,7 +46,8 @@ func rankWriterOptions() []parquet.WriterOption {
 // at a time, each a Parquet file of one row group, whose column chunks
 // parquet-go then copies into the output as they are (WriteRowGroup does
 // not decode them again when the schema and options match).
-func writeRanks(outPath string, g *CSR, names []string, scores []float64, order []uint32, workers int) (err error) {
+func WriteRanks(outPath string, t Ranked, workers int) (err error) {
+	names, order := t.Names, t.Order
 	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("rank: %w", err)
@@ -48,10 +60,11 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 	}()
 	// Row i of the file is node rows[i]; the ranked ones come first, then
 	// the others by name.
-	rows := make([]uint32, 0, g.N)
+	n := uint32(len(names))
+	rows := make([]uint32, 0, n)
 	rows = append(rows, order...)
-	for v := range g.N {
-		if g.InDegree(v) == 0 {
+	for v := range n {
+		if t.InDomains(v) == 0 {
 			rows = append(rows, v)
 		}
 	}
@@ -67,7 +80,7 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 		parallel(k, func(i int) {
 			lo := (first + i) * writePartRows
 			hi := min(len(rows), lo+writePartRows)
-			parts[i], errs[i] = encodeRankPart(g, names, scores, rows, lo, hi, len(order))
+			parts[i], errs[i] = encodeRankPart(&t, rows, lo, hi, len(order))
 		})
 		for i, part := range parts {
 			if errs[i] != nil {
@@ -101,7 +114,7 @@ func writeRanks(outPath string, g *CSR, names []string, scores []float64, order 
 
 // encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
 // in memory; rows below ranked have rank row+1.
-func encodeRankPart(g *CSR, names []string, scores []float64, rows []uint32, lo, hi, ranked int) ([]byte, error) {
+func encodeRankPart(t *Ranked, rows []uint32, lo, hi, ranked int) ([]byte, error) {
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[data.RankRow](&buf, rankWriterOptions()...)
 	const batch = 8192
@@ -109,10 +122,10 @@ func encodeRankPart(g *CSR, names []string, scores []float64, rows []uint32, lo,
 	for i := lo; i < hi; i++ {
 		v := rows[i]
 		r := data.RankRow{
-			Domain:     names[v],
-			Score:      scores[v],
-			InDomains:  int64(g.InDegree(v)),
-			OutDomains: int64(g.OutDegree[v]),
+			Domain:     t.Names[v],
+			Score:      t.Scores[v],
+			InDomains:  int64(t.InDomains(v)),
+			OutDomains: int64(t.OutDomains[v]),
 		}
 		if i < ranked {
 			r.Rank = int64(i + 1)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package rank
+package hugepage
 
 // adviseHuge does nothing here: transparent huge pages are Linux's.
 func adviseHuge(b []byte) {}
