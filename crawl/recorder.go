@@ -84,6 +84,14 @@ func (r *recorder) write(batch []*data.VisitResult) {
 			}
 			return
 		}
+		if errors.Is(err, graph.ErrBatchTooLarge) && len(batch) > 1 {
+			// Visits that name many new domains each (up to
+			// MaxLinkDomains) overflow one transaction: halves, until
+			// they fit.
+			r.write(batch[:len(batch)/2])
+			batch = batch[len(batch)/2:]
+			continue
+		}
 		var ve *graph.VisitError
 		if errors.As(err, &ve) && ve.Index >= 0 && ve.Index < len(batch) {
 			if errors.Is(err, graph.ErrRemoved) {
