@@ -188,6 +188,9 @@ func serveControl(store *graph.Store, dataDir string, log *slog.Logger) (*contro
 		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
 			return rebuildHere(ctx, store, dataDir, log, args)
 		},
+		"remove": func(ctx context.Context, args json.RawMessage) (any, error) {
+			return removeHere(ctx, store, dataDir, log, args)
+		},
 	}, log)
 }
 
