@@ -98,7 +98,9 @@ func BenchmarkCrawlDiscovery(b *testing.B) {
 	web := newHostileWeb(*benchPerPage)
 	defer web.srv.Close()
 	_, port, _ := strings.Cut(web.srv.Listener.Addr().String(), ":")
-	visits := *benchDiscover/MaxLinkDomains + 1
+	// A few spare visits: on a busy machine some robots.txt requests
+	// time out, and those visits find nothing.
+	visits := (*benchDiscover/MaxLinkDomains + 1) * 21 / 20
 	for range b.N {
 		b.StopTimer()
 		store, err := graph.Open(filepath.Join(b.TempDir(), "store"), graph.Options{})
@@ -114,6 +116,10 @@ func BenchmarkCrawlDiscovery(b *testing.B) {
 			Seeds:       []string{writeBenchFile(b, "seeds.txt", "d-seed.test\n")},
 			UntilIdle:   true,
 			MaxSites:    visits,
+			// A memory benchmark: a shared, busy machine must not turn
+			// slow responses into timeouts (and fewer domains found).
+			ResponseTimeout: 2 * time.Minute,
+			ConnectTimeout:  time.Minute,
 		}
 		b.StartTimer()
 		stop := heapPeak()
@@ -129,15 +135,15 @@ func BenchmarkCrawlDiscovery(b *testing.B) {
 			b.Fatal(err)
 		}
 		discovered := stats.Discovered + stats.Deferred
-		if discovered < *benchDiscover {
-			b.Errorf("discovered %d, want %d", discovered, *benchDiscover)
-		}
 		b.ReportMetric(float64(discovered), "discovered")
 		b.ReportMetric(float64(stats.Visits), "visits")
 		b.ReportMetric(float64(stats.Outcomes["ok"]), "ok-visits")
 		b.ReportMetric(elapsed.Seconds(), "s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(peakRSS(), "peak-MiB")
+		if discovered < *benchDiscover {
+			b.Errorf("discovered %d, want %d (visits %v)", discovered, *benchDiscover, stats.Outcomes)
+		}
 		b.StartTimer()
 	}
 }

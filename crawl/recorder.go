@@ -35,6 +35,11 @@ type recorder struct {
 const (
 	recordBatch   = 256
 	recordWriters = 2
+	// recordLinks bounds the links of one batch: visits that each name
+	// many new domains (up to MaxLinkDomains) make a transaction of
+	// several keys per new domain, which Badger holds in memory until it
+	// commits, and refuses past its size limit.
+	recordLinks = 32 << 10
 )
 
 func newRecorder(s Store, log *slog.Logger) *recorder {
@@ -52,14 +57,16 @@ func (r *recorder) loop() {
 	defer r.wg.Done()
 	for v := range r.in {
 		batch := []*data.VisitResult{v}
+		links := len(v.Links)
 	more:
-		for len(batch) < recordBatch {
+		for len(batch) < recordBatch && links < recordLinks {
 			select {
 			case w, ok := <-r.in:
 				if !ok {
 					break more
 				}
 				batch = append(batch, w)
+				links += len(w.Links)
 			default:
 				break more
 			}

@@ -64,6 +64,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
+	defer boundHeap()()
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {
