@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,11 +68,6 @@ func heapPeak() (stop func() uint64) {
 		var ms runtime.MemStats
 		for {
 			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak && os.Getenv("PEAKPROF") != "" && ms.HeapInuse > peak+peak/10 {
-				f, _ := os.Create(os.Getenv("PEAKPROF"))
-				pprof.WriteHeapProfile(f)
-				f.Close()
-			}
 			peak = max(peak, ms.HeapInuse)
 			select {
 			case <-done:
