@@ -28,8 +28,16 @@ func (s *linkSet) get(dst string) *linkAgg {
 	return a
 }
 
+// add records a link to dst; a new target beyond MaxLinkDomains is dropped.
 func (s *linkSet) add(dst string, nofollow bool, words []string) {
-	a := s.get(dst)
+	a := s.by[dst]
+	if a == nil {
+		if len(s.by) >= MaxLinkDomains {
+			return
+		}
+		a = &linkAgg{}
+		s.by[dst] = a
+	}
 	a.followed = a.followed || !nofollow
 	for _, w := range words {
 		if len(a.words) >= data.MaxWordsPerLink {
@@ -48,7 +56,12 @@ func (s *linkSet) add(dst string, nofollow bool, words []string) {
 	}
 }
 
-func (s *linkSet) onPage(dst string) { s.get(dst).pages++ }
+// onPage counts a page that links dst (one add'ed: a dropped target is not counted).
+func (s *linkSet) onPage(dst string) {
+	if a := s.by[dst]; a != nil {
+		a.pages++
+	}
+}
 
 // addMoved records a home page's redirect to another site: a followed link.
 func (s *linkSet) addMoved(dst string) { s.get(dst).followed = true }

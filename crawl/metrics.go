@@ -95,7 +95,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mapthenet_crawl_domains_waiting",
-			Help: "Seeds and domains found in this run in line for a first visit (queue entries: a domain whose linking count grew may count twice until it is taken).",
+			Help: "Seeds and domains found in this run in line for a first visit (found ones: at most MaxFound).",
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mapthenet_crawl_sites_in_flight",

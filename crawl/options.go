@@ -98,6 +98,8 @@ type Options struct {
 	MaxDuration      time.Duration
 	MaxSites         int // visits to start at most; 0: no limit
 	MinInDomains     int // a domain found in this run is visited once this many domains link to it
+	MaxFound         int // domains found in this run kept in line for it (0: DefaultMaxFound); the rest wait for the next schedule
+	MaxDue           int // due schedule rows held at once (0: DefaultMaxDue); the rest are read when these are taken
 	SitesInFlight    int // visits at once
 	Tiers            data.TierTable
 	Now              time.Time // as-of time for what is due; zero: the clock
@@ -147,6 +149,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if x.Tiers == nil {
 		x.Tiers = data.DefaultTiers
+	}
+	if x.MaxDue <= 0 {
+		x.MaxDue = DefaultMaxDue
 	}
 	if x.IdleRecheck <= 0 {
 		x.IdleRecheck = time.Minute

@@ -35,6 +35,11 @@ type recorder struct {
 const (
 	recordBatch   = 256
 	recordWriters = 2
+	// recordLinks bounds the links of one batch: visits that each name
+	// many new domains (up to MaxLinkDomains) make a transaction of
+	// several keys per new domain, which Badger holds in memory until it
+	// commits, and refuses past its size limit.
+	recordLinks = 32 << 10
 )
 
 func newRecorder(s Store, log *slog.Logger) *recorder {
@@ -52,14 +57,16 @@ func (r *recorder) loop() {
 	defer r.wg.Done()
 	for v := range r.in {
 		batch := []*data.VisitResult{v}
+		links := len(v.Links)
 	more:
-		for len(batch) < recordBatch {
+		for len(batch) < recordBatch && links < recordLinks {
 			select {
 			case w, ok := <-r.in:
 				if !ok {
 					break more
 				}
 				batch = append(batch, w)
+				links += len(w.Links)
 			default:
 				break more
 			}
@@ -83,6 +90,14 @@ func (r *recorder) write(batch []*data.VisitResult) {
 					"ms", v.FinishedAt.Sub(v.StartedAt).Milliseconds())
 			}
 			return
+		}
+		if errors.Is(err, graph.ErrBatchTooLarge) && len(batch) > 1 {
+			// Visits that name many new domains each (up to
+			// MaxLinkDomains) overflow one transaction: halves, until
+			// they fit.
+			r.write(batch[:len(batch)/2])
+			batch = batch[len(batch)/2:]
+			continue
 		}
 		var ve *graph.VisitError
 		if errors.As(err, &ve) && ve.Index >= 0 && ve.Index < len(batch) {

@@ -75,21 +75,32 @@ func (l *loop) asOfNow() time.Time {
 	return l.asOf.Add(l.o.Clock.Since(l.start))
 }
 
-// loadSchedule reads the due rows of the current schedule.
+// loadSchedule reads the due rows of the current schedule not yet taken in
+// this run, the MaxDue first of them; dueMore says whether there were more
+// (next reads the schedule again for them when these are taken).
 func (l *loop) loadSchedule(asOf time.Time) error {
 	if l.o.DataDir == "" {
 		return nil
 	}
 	target := scheduleTarget(l.o.DataDir)
-	due, err := ReadDue(CurrentSchedule(l.o.DataDir), asOf)
+	reopen := l.reopener(target)
+	skip := func(domain string) bool {
+		if !l.started[domain] {
+			return false
+		}
+		if reopen != nil && reopen(domain) {
+			delete(l.started, domain)
+			return false
+		}
+		return true
+	}
+	due, total, err := ReadDueTop(CurrentSchedule(l.o.DataDir), asOf, l.o.MaxDue, skip)
 	if err != nil {
 		return err
 	}
-	if target != l.schedule && target != "" {
-		l.reopen(due, target)
-	}
 	l.schedule = target
 	l.due = due
+	l.dueMore = total > len(due)
 	l.o.Metrics.scheduleLoaded()
 	return nil
 }
@@ -111,19 +122,19 @@ func (l *loop) recheck(idle bool) {
 	}
 }
 
-// reopen lets the domains visited in this run be visited again by the new
-// schedule target when their visit is in its snapshot.
-func (l *loop) reopen(due []data.ScheduleRow, target string) {
+// reopener says, for a new schedule target, which domains visited in this
+// run it may list again: those whose visit is in its snapshot. nil when
+// the target is not new (or its snapshot time unknown): none.
+func (l *loop) reopener(target string) func(domain string) bool {
+	if target == l.schedule || target == "" {
+		return nil
+	}
 	taken, ok := snapshotTaken(filepath.Join(l.o.DataDir, "rebuilds", target, data.ManifestFile))
 	if !ok {
-		return
+		return nil
 	}
 	cutoff := taken.Add(-commitMargin)
-	for _, r := range due {
-		if l.started[r.Domain] && l.commits.before(r.Domain, cutoff) {
-			delete(l.started, r.Domain)
-		}
-	}
+	return func(domain string) bool { return l.commits.before(domain, cutoff) }
 }
 
 // snapshotTaken estimates when a snapshot's view of the store was opened:

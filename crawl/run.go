@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -34,14 +33,16 @@ type Stats struct {
 	Abandoned  int                  // visits dropped because the crawl stopped
 	Due        int                  // schedule rows due at the start
 	Seeds      int                  // seed domains read
-	Discovered int                  // new domains found by followed links
+	Discovered int                  // new domains found by followed links and queued for this run
+	Deferred   int                  // followed links to new domains left to the next schedule: the in-run queue was full
 	Elapsed    time.Duration
 }
 
 // Run crawls until nothing is due (UntilIdle), MaxSites visits were
 // started, MaxDuration has passed or ctx is cancelled: due domains from the
 // current schedule first, then seeds, then domains found during the run
-// (followed links only), most linking domains first. Each finished visit is
+// (followed links only), most linking domains first, at most MaxFound of
+// them held at once (found.go). Each finished visit is
 // recorded in one write; a visit cut short by the stop is dropped whole.
 func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	o := opts.withDefaults()
@@ -77,6 +78,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
+	defer boundHeap()()
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {
@@ -116,12 +118,12 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	}
 
 	l := &loop{c: c, o: o, store: store, stats: &stats, exclude: exclude,
-		started: map[string]bool{}, inDomains: map[string]int{},
+		started: map[string]bool{}, found: newFoundSet(o.MaxFound),
 		asOf: asOf, start: start, checked: start, commits: newCommitLog(o.Clock)}
 	if err := l.loadSchedule(asOf); err != nil {
 		return stats, err
 	}
-	stats.Due = len(l.due)
+	stats.Due = len(l.due) // at most MaxDue
 	l.seeds = seeds
 	err = l.run(ctx)
 	stats.Elapsed = o.Clock.Since(start)
@@ -156,14 +158,14 @@ type loop struct {
 	stats   *Stats
 	exclude map[string]bool
 
-	due   []data.ScheduleRow
-	seeds []string
-	found foundQueue
-	// inDomains counts, per domain found this run, the distinct domains
-	// whose visits linked to it with a followed link.
-	inDomains map[string]int
-	started   map[string]bool // visited (or tried) in this run
-	nStarted  int
+	due     []data.ScheduleRow
+	dueMore bool // the schedule has more due rows than due holds (MaxDue)
+	seeds   []string
+	// found counts, per domain found this run (up to MaxFound of them),
+	// the distinct domains whose visits linked to it with a followed link.
+	found    *foundSet
+	started  map[string]bool // visited (or tried) in this run
+	nStarted int
 
 	// Following the schedule (reload.go).
 	asOf, start time.Time  // as-of time and clock time at the start
@@ -185,12 +187,21 @@ type done struct {
 
 // next picks the next domain to visit, or false when nothing is due.
 func (l *loop) next() (job, bool) {
-	for len(l.due) > 0 {
+	for len(l.due) > 0 || l.dueMore {
+		if len(l.due) == 0 {
+			// The first MaxDue were taken: the next ones.
+			if err := l.loadSchedule(l.asOfNow()); err != nil {
+				l.o.Logger.Warn("schedule", "err", err)
+				l.dueMore = false
+			}
+			continue
+		}
 		r := l.due[0]
 		l.due = l.due[1:]
 		if l.ok(r.Domain, false) {
 			return job{r.Domain, int(r.Pages)}, true
 		}
+		l.started[r.Domain] = true // not now (excluded, removed): not read again this run
 	}
 	for len(l.seeds) > 0 {
 		d := l.seeds[0]
@@ -199,16 +210,15 @@ func (l *loop) next() (job, bool) {
 			return job{d, 0}, true
 		}
 	}
-	for l.found.Len() > 0 {
-		e := heap.Pop(&l.found).(foundEntry)
-		if e.count != l.inDomains[e.domain] || e.count < max(1, l.o.MinInDomains) {
-			continue // a stale entry: a newer one carries the count
+	for {
+		d, ok := l.found.pop(max(1, l.o.MinInDomains))
+		if !ok {
+			return job{}, false
 		}
-		if l.ok(e.domain, true) {
-			return job{e.domain, 0}, true
+		if l.ok(d, true) {
+			return job{d, 0}, true
 		}
 	}
-	return job{}, false
 }
 
 // ok says whether domain may be visited now. onlyNew: only if it was never
@@ -344,37 +354,11 @@ func (l *loop) finish(d done, rec *recorder) {
 		if link.Nofollow || l.started[link.Dst] || l.exclude[link.Dst] {
 			continue
 		}
-		n := l.inDomains[link.Dst] + 1
-		if n == 1 {
+		switch isNew, kept := l.found.add(link.Dst); {
+		case isNew && kept:
 			l.stats.Discovered++
+		case !kept:
+			l.stats.Deferred++
 		}
-		l.inDomains[link.Dst] = n
-		heap.Push(&l.found, foundEntry{link.Dst, n})
 	}
-}
-
-// foundQueue is a max-heap of domains found this run by linking-domain
-// count; a domain is pushed again when its count grows and stale entries
-// are skipped when popped.
-type foundEntry struct {
-	domain string
-	count  int
-}
-
-type foundQueue []foundEntry
-
-func (q foundQueue) Len() int { return len(q) }
-func (q foundQueue) Less(i, j int) bool {
-	if q[i].count != q[j].count {
-		return q[i].count > q[j].count
-	}
-	return q[i].domain < q[j].domain
-}
-func (q foundQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *foundQueue) Push(x any)   { *q = append(*q, x.(foundEntry)) }
-func (q *foundQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
 }

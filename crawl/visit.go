@@ -200,12 +200,20 @@ func (s *stop) apply(v *visit, atHome bool) error {
 	v.res.Error = s.reason
 	v.res.RetryAfter = s.retryAfter
 	v.res.Complete = false
-	if atHome {
+	switch {
+	case atHome:
 		v.res.Outcome = s.outcome
-	} else {
-		// Stopped after the home page was read (throttled, blocked, timed
-		// out): partial, its links are added to the domain's edges. The next
-		// visit comes by tier, which is later than any throttling backoff.
+	case s.outcome == data.OutcomeThrottled || s.outcome == data.OutcomeBotProtection:
+		// Throttled or blocked on an inner page: the site asked us to go
+		// away whichever page it said so on, so the visit is that failure
+		// (its wait applies: 90 days, or Retry-After), and the links read
+		// before still add to the domain's edges as a partial visit's do.
+		v.res.Outcome = s.outcome
+		v.res.Links = v.links.result(0)
+	default:
+		// Stopped after the home page was read (timed out, broken off):
+		// partial, its links are added to the domain's edges; the next
+		// visit comes by tier.
 		v.res.Outcome = data.OutcomePartial
 		v.res.Links = v.links.result(0)
 	}

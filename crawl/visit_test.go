@@ -312,7 +312,8 @@ func TestVisitRedirectsOnSite(t *testing.T) {
 	}
 }
 
-func TestVisitPartialAndThrottledMidway(t *testing.T) {
+// A 429 on page 3: throttled (the wait applies), the links of pages 1 and 2 kept.
+func TestVisitThrottledMidway(t *testing.T) {
 	w := newWeb(t)
 	w.html("a.test/", htmlPage("/1", "/2", "https://b.test/"))
 	w.html("a.test/1", htmlPage("https://c.test/"))
@@ -321,7 +322,7 @@ func TestVisitPartialAndThrottledMidway(t *testing.T) {
 		rw.WriteHeader(429)
 	})
 	res := visitOf(t, w, w.options(), "a.test", 8)
-	if res.Outcome != data.OutcomePartial || res.Complete || res.Pages != 3 || res.RetryAfter != time.Minute {
+	if res.Outcome != data.OutcomeThrottled || res.Complete || res.Pages != 3 || res.RetryAfter != time.Minute {
 		t.Fatalf("%+v", res)
 	}
 	if got := dsts(res.Links); !reflect.DeepEqual(got, []string{"b.test", "c.test"}) {

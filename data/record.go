@@ -63,6 +63,7 @@ type DomainState struct {
 	OptedOut        bool
 	Failures        int       // consecutive visits that ended in LastOutcome, a failure
 	RetryAt         time.Time // set after a failure: not before this
+	FailingSince    time.Time // start of the first of the Failures visits (zero when none)
 	// FollowedIn is true once some other domain links here with a followed
 	// link: only such domains are queued for a first visit.
 	FollowedIn bool

@@ -151,6 +151,11 @@ func (s *Store) write(fn func(*batch) error) error {
 	return nil
 }
 
+// ErrBatchTooLarge: a RecordVisits batch does not fit in one transaction
+// (visits naming many new domains); it wrote nothing, and the same visits
+// in smaller batches can be recorded.
+var ErrBatchTooLarge = errors.New("graph: the batch is too large for one transaction")
+
 // commit writes a prepared batch in one Badger transaction.
 func (s *Store) commit(b *batch) error {
 	if testCommitHook != nil {
@@ -169,7 +174,7 @@ func (s *Store) commit(b *batch) error {
 			err = txn.Set(w.key, w.val)
 		}
 		if errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("graph: the batch is too large for one transaction; record fewer visits at once: %w", err)
+			return fmt.Errorf("%w; record fewer visits at once: %w", ErrBatchTooLarge, err)
 		}
 		if err != nil {
 			return err

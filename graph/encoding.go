@@ -269,6 +269,11 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 	e.str(s.NetworkOperator)
 	e.uvarint(uint64(s.Failures))
 	e.time(s.RetryAt)
+	if !s.FailingSince.IsZero() {
+		// Optional and last: absent costs nothing on the many domains
+		// that are not failing, and older records read the same.
+		e.time(s.FailingSince)
+	}
 	return e.b
 }
 
@@ -308,6 +313,9 @@ func decodeState(id uint32, b []byte, s *data.DomainState) error {
 	s.NetworkOperator = d.str()
 	s.Failures = int(d.uvarint())
 	s.RetryAt = d.time()
+	if len(d.b) > 0 {
+		s.FailingSince = d.time()
+	}
 	if f&flagHTTPSKnown != 0 {
 		v := f&flagHTTPS != 0
 		s.HTTPS = &v

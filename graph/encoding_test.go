@@ -32,7 +32,7 @@ func TestStateRoundTrip(t *testing.T) {
 		{ID: 7, Name: "a.example"},
 		{ID: 8, Name: "xn--bcher-kva.de", FirstSeen: t0, LastVisit: t1, LastStatus: 503,
 			LastOutcome: data.OutcomeThrottled, HTTPS: &yes, IPv6: &no, ASN: 4200000000,
-			NetworkOperator: "Net ÄB", OptedOut: true, Failures: 3, RetryAt: t2, Seeded: true},
+			NetworkOperator: "Net ÄB", OptedOut: true, Failures: 3, RetryAt: t2, FailingSince: t1, Seeded: true},
 	} {
 		adj := encodeAdj(nil, []edge{{dst: 1, first: 5, last: 9, words: []string{"a"}}, {dst: 300, first: 9, last: 9, nofollow: true, sitewide: true}})
 		var got data.DomainState

@@ -96,7 +96,7 @@ func (s *Store) prefetch(v view, vs []*data.VisitResult) (next func(i int) *pref
 // prefetchOne does the work for v into p, taking p.dst from the block
 // dsts, which it returns (grown when it was too short).
 func (s *Store) prefetchOne(p *prefetched, txn *badger.Txn, v *data.VisitResult, dsts []target) []target {
-	pages := readsPages(v.Outcome)
+	pages := readsPages(v)
 	if id, ok := s.names.get(v.Domain); ok {
 		p.src, p.known = id, true
 		p.rec, p.err = s.readRecord(txn, id, pages, !replaces(v))

@@ -46,7 +46,10 @@ func (s *Store) RecordVisit(v *data.VisitResult) error {
 //     a followed link marks its target FollowedIn.
 //   - edges: a complete ok or moved visit replaces the domain's out-edges
 //     (first_seen kept for edges that persist); a partial one (or one not
-//     Complete) adds to them; visits that read no page leave them alone.
+//     Complete, or throttled or blocked after the home page) adds to them;
+//     visits that read no page leave them alone, except that opted out, a
+//     410 home page or 90 days of the same DNS or connection failure
+//     drop them (dropsEdges).
 //   - state: last visit, status and outcome; HTTPS, IPv6, ASN, network
 //     operator when known; OptedOut when robots.txt was read; consecutive
 //     failures and the retry time from data.RetryDelay.
@@ -115,10 +118,17 @@ func replaces(v *data.VisitResult) bool {
 	return v.Complete && (v.Outcome == data.OutcomeOK || v.Outcome == data.OutcomeMoved)
 }
 
-// readsPages reports whether a visit with this outcome read pages, so that
-// its links count.
-func readsPages(o data.Outcome) bool {
-	return o == data.OutcomeOK || o == data.OutcomeMoved || o == data.OutcomePartial
+// readsPages reports whether a visit read pages, so that its links count:
+// ok, moved and partial visits, and a visit throttled or blocked after its
+// home page was read (a failure whose links are added as a partial's are).
+func readsPages(v *data.VisitResult) bool {
+	switch v.Outcome {
+	case data.OutcomeOK, data.OutcomeMoved, data.OutcomePartial:
+		return true
+	case data.OutcomeThrottled, data.OutcomeBotProtection:
+		return len(v.Links) > 0
+	}
+	return false
 }
 
 // record applies one visit; p is the prefetch helper's work for it.
@@ -162,7 +172,7 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 	applyVisit(st, v)
 	b.dirty[src] = struct{}{}
 
-	if readsPages(v.Outcome) {
+	if readsPages(v) {
 		links, err := b.links(src, v, p.dst)
 		if err != nil {
 			return err
@@ -182,6 +192,9 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 		} else {
 			b.setEdges(src, addEdges(old, links, t))
 		}
+	}
+	if dropsEdges(st, v) {
+		b.setEdges(src, nil)
 	}
 	b.valBuf = encodeVisit(b.valBuf, v)
 	b.set(b.slab.copy(visitKey(src, v.StartedAt)), b.slab.copy(b.valBuf))
@@ -217,14 +230,41 @@ func applyVisit(st *data.DomainState, v *data.VisitResult) {
 	if v.Outcome.IsFailure() {
 		if prev == v.Outcome {
 			st.Failures++
+			if st.FailingSince.IsZero() {
+				st.FailingSince = v.StartedAt // a record from before the field: count from now
+			}
 		} else {
 			st.Failures = 1
+			st.FailingSince = v.StartedAt
 		}
 		st.RetryAt = v.StartedAt.Add(data.RetryDelay(v.Outcome, st.Failures, v.RetryAfter))
 	} else {
 		st.Failures = 0
 		st.RetryAt = time.Time{}
+		st.FailingSince = time.Time{}
 	}
+}
+
+// GoneAfter is how long the same DNS or connection failure must last
+// before the domain counts as gone and its out-links are dropped
+// (DESIGN.md, "Responses").
+const GoneAfter = 90 * 24 * time.Hour
+
+// dropsEdges reports whether the visit (applied to st) ends the domain's
+// out-links: robots.txt shuts us out (what we read from the site before is
+// dropped with its link words, as the site owner asked), the home page
+// answers 410 Gone, or the same DNS or connection failure has lasted
+// GoneAfter. Links of others to the domain stay: it stays ranked by them.
+func dropsEdges(st *data.DomainState, v *data.VisitResult) bool {
+	switch v.Outcome {
+	case data.OutcomeOptedOut:
+		return true
+	case data.OutcomeGone:
+		return v.HTTPStatus == 410
+	case data.OutcomeDNSError, data.OutcomeConnectError:
+		return !st.FailingSince.IsZero() && v.StartedAt.Sub(st.FailingSince) >= GoneAfter
+	}
+	return false
 }
 
 // links turns a visit's links into edges sorted by dst, one per target,

@@ -32,6 +32,11 @@ func nofollow(dst string) data.Link { return data.Link{Dst: dst, Nofollow: true}
 
 func sitewide(dst string) data.Link { return data.Link{Dst: dst, Sitewide: true} }
 
+func withStatus(v *data.VisitResult, status int) *data.VisitResult {
+	v.HTTPStatus = status
+	return v
+}
+
 func partial(name string, at time.Time, links ...data.Link) *data.VisitResult {
 	v := visit(name, at, data.OutcomePartial, links...)
 	v.Complete = false
@@ -93,10 +98,48 @@ func TestRecordEdges(t *testing.T) {
 		v:     visit("a.example", t1, data.OutcomeTimeout, link("c.example")),
 		want:  map[string]wantEdge{"b.example": {first: t0, last: t0}},
 	}, {
-		name:  "opted out leaves edges untouched",
-		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
+		name:  "opted out drops the out-links and their words read before",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example", "cats"))},
 		v:     visit("a.example", t1, data.OutcomeOptedOut, link("c.example")),
+		want:  map[string]wantEdge{},
+	}, {
+		name:  "a 410 home page drops the out-links",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
+		v:     withStatus(visit("a.example", t1, data.OutcomeGone), 410),
+		want:  map[string]wantEdge{},
+	}, {
+		name:  "a 404 home page leaves them",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
+		v:     withStatus(visit("a.example", t1, data.OutcomeGone), 404),
 		want:  map[string]wantEdge{"b.example": {first: t0, last: t0}},
+	}, {
+		name: "the same DNS failure for 90 days drops the out-links",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example")),
+			visit("a.example", t1, data.OutcomeDNSError), visit("a.example", t1.Add(60*24*time.Hour), data.OutcomeDNSError)},
+		v:    visit("a.example", t1.Add(GoneAfter), data.OutcomeDNSError),
+		want: map[string]wantEdge{},
+	}, {
+		name: "89 days of connection failures leave them",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example")),
+			visit("a.example", t1, data.OutcomeConnectError)},
+		v:    visit("a.example", t1.Add(GoneAfter-24*time.Hour), data.OutcomeConnectError),
+		want: map[string]wantEdge{"b.example": {first: t0, last: t0}},
+	}, {
+		name: "90 days of changing failures leave them",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example")),
+			visit("a.example", t1, data.OutcomeConnectError), visit("a.example", t1.Add(30*24*time.Hour), data.OutcomeDNSError)},
+		v:    visit("a.example", t1.Add(GoneAfter), data.OutcomeConnectError),
+		want: map[string]wantEdge{"b.example": {first: t0, last: t0}},
+	}, {
+		name:  "throttled after the home page adds the links read",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
+		v:     visit("a.example", t1, data.OutcomeThrottled, link("c.example")),
+		want:  map[string]wantEdge{"b.example": {first: t0, last: t0}, "c.example": {first: t1, last: t1}},
+	}, {
+		name:  "blocked after the home page adds the links read",
+		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
+		v:     visit("a.example", t1, data.OutcomeBotProtection, link("b.example"), link("c.example")),
+		want:  map[string]wantEdge{"b.example": {first: t0, last: t1}, "c.example": {first: t1, last: t1}},
 	}, {
 		name:  "http error leaves edges untouched",
 		prior: []*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example"))},
@@ -241,6 +284,14 @@ func TestRecordState(t *testing.T) {
 				failures(1, t0.Add(3*time.Hour))},
 			{visit("a.example", t1, data.OutcomeThrottled), failures(2, t1.Add(2*time.Hour))},
 			{visit("a.example", t2, data.OutcomeBotProtection), failures(1, t2.Add(90*day))},
+		},
+	}, {
+		name: "throttled or blocked after the home page: the wait applies all the same",
+		steps: []step{
+			{with(visit("a.example", t0, data.OutcomeThrottled, link("b.example")), func(v *data.VisitResult) { v.RetryAfter = 200 * day }),
+				failures(1, t0.Add(200*day))},
+			{visit("a.example", t0.Add(200*day), data.OutcomeOK), failures(0, time.Time{})},
+			{visit("a.example", t0.Add(201*day), data.OutcomeBotProtection, link("b.example")), failures(1, t0.Add(291*day))},
 		},
 	}, {
 		name: "last visit, status and outcome",

@@ -22,7 +22,7 @@ const (
 
 	// responses
 	KindThrottle429      Kind = "throttle_429"      // home page 429, Retry-After in seconds
-	KindThrottle429Date  Kind = "throttle_429_date" // home page fine, every other page 429 with an HTTP-date Retry-After: partial
+	KindThrottle429Date  Kind = "throttle_429_date" // home page fine, every other page 429 with an HTTP-date Retry-After: throttled, the home page's links added
 	KindThrottle503      Kind = "throttle_503"      // home page 503
 	KindChallengeCF      Kind = "challenge_cf"      // 403 + cf-mitigated: challenge + Cloudflare-style page
 	KindChallengeGeneric Kind = "challenge_generic" // 403 "Just a moment..." page without the header
@@ -56,7 +56,7 @@ type kindInfo struct {
 	status  int  // visits.http_status: the home page's last status (0: none)
 	https   bool // HTTPS works
 	// readable: a visit reads pages and records edges (complete, or
-	// partial for KindThrottle429Date).
+	// added for KindThrottle429Date, throttled after its home page).
 	readable bool
 }
 
@@ -72,7 +72,7 @@ var kinds = map[Kind]kindInfo{
 	KindOptedOut:         {data.OutcomeOptedOut, 0, true, false},
 	KindRobotsHuge:       {data.OutcomeOK, 200, true, true},
 	KindThrottle429:      {data.OutcomeThrottled, 429, true, false},
-	KindThrottle429Date:  {data.OutcomePartial, 200, true, true},
+	KindThrottle429Date:  {data.OutcomeThrottled, 200, true, true},
 	KindThrottle503:      {data.OutcomeThrottled, 503, true, false},
 	KindChallengeCF:      {data.OutcomeBotProtection, 403, true, false},
 	KindChallengeGeneric: {data.OutcomeBotProtection, 403, true, false},

@@ -215,6 +215,9 @@ func serveControl(store *graph.Store, dataDir string, log *slog.Logger, activity
 		"rebuild": func(ctx context.Context, args json.RawMessage) (any, error) {
 			return rebuildHere(ctx, store, dataDir, log, args)
 		},
+		"remove": func(ctx context.Context, args json.RawMessage) (any, error) {
+			return removeHere(ctx, store, dataDir, log, args)
+		},
 	}, log)
 }
 

@@ -2,18 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/crawl/removal"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/rebuild"
 )
 
 func newRemoveCommand() *cobra.Command {
@@ -22,17 +27,20 @@ func newRemoveCommand() *cobra.Command {
 		Short: "Remove a domain for good at its owner's verified request",
 		Long: `A site owner can have their domain removed from every file mapthenet keeps.
 The operator hands out a token ("remove token"); the owner publishes it on the
-domain; "remove verify" checks it and removes the domain from the store, so
-it is absent from every later snapshot, its links to and from other domains
-are dropped, and it is never visited or recorded again.
+domain; "remove verify" checks it and removes the domain from the store and
+from every snapshot kept under rebuilds/ (each file rewritten atomically), so
+it is absent from every file, its links to and from other domains are
+dropped, and it is never visited or recorded again.
 
 Proofs, tried in this order:
   dns    a TXT record "` + removal.TXTPrefix + `TOKEN" on the domain
   file   ` + removal.FilePath + ` holding the token (https, then http)
   meta   <meta name="` + removal.MetaName + `" content="TOKEN"> on the home page
 
-The store must not be open in another process (a running crawl): stop it
-first, or run the removal again after it (exit status 3 says it was busy).`,
+While a crawl holds the store, the removal is done by that crawl (asked over
+<data-dir>/crawl.sock, as rebuild does), which also stops visiting the domain
+at once. Another process holding the store (a rebuild run on its own) is exit
+status 3: run the removal again after it.`,
 		Example: `  mapthenet remove token example.com
   mapthenet remove verify example.com
   mapthenet remove force example.com --reason "owner asked by e-mail from admin@example.com"`,
@@ -158,8 +166,8 @@ func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time
 	if !res.Verified() {
 		return removal.RemoveProven(nil, res, now, global.logger) // logs, removes nothing
 	}
-	return withStore(func(st *graph.Store) error {
-		if err := removal.RemoveProven(st, res, now, global.logger); err != nil {
+	return withRemover(ctx, func(rm removal.Remover) error {
+		if err := removal.RemoveProven(rm, res, now, global.logger); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s removed (proof: %s)\n", domain, res.Proof())
@@ -167,12 +175,21 @@ func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time
 	})
 }
 
-// withStore opens the store for one removal. A store held by another
-// process (a running crawl) is exit status 3.
-func withStore(fn func(*graph.Store) error) (err error) {
+// withRemover hands fn what removes a domain everywhere: the store, opened
+// here, or, when a crawl holds it, that crawl, asked over crawl.sock. A
+// store held by a process that does not answer there is exit status 3.
+func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error) {
 	st, err := graph.Open(filepath.Join(global.DataDir, "store"), graph.Options{Logger: global.logger})
 	if errors.Is(err, graph.ErrLocked) {
-		return busyError{fmt.Errorf("%w: stop the running crawl, or run the removal again after it", err)}
+		sock := filepath.Join(global.DataDir, control.SocketName)
+		holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
+		global.logger.Info("the store is in use: asking the running crawl to remove", "holder", holder.String(), "socket", sock)
+		err := fn(crawlRemover{ctx: ctx, sock: sock})
+		if errors.Is(err, control.ErrNoServer) {
+			return busyError{fmt.Errorf("the store is in use by %s, and no crawl answers on %s: "+
+				"run the removal again when it has finished", holder, sock)}
+		}
+		return err
 	}
 	if err != nil {
 		return err
@@ -182,7 +199,67 @@ func withStore(fn func(*graph.Store) error) (err error) {
 			err = cerr
 		}
 	}()
-	return fn(st)
+	return fn(purgingRemover{ctx: ctx, store: st, dataDir: global.DataDir, log: global.logger})
+}
+
+// RemoveRequest asks a running crawl to remove a domain (the control
+// socket's "remove" command): the proof was checked by the caller.
+type RemoveRequest struct {
+	Domain string    `json:"domain"`
+	Reason string    `json:"reason"`
+	Proof  string    `json:"proof"`
+	At     time.Time `json:"at"`
+}
+
+// crawlRemover removes through the crawl that holds the store.
+type crawlRemover struct {
+	ctx  context.Context
+	sock string
+}
+
+func (c crawlRemover) RemoveDomain(name, reason, proof string, at time.Time) error {
+	return control.Call(c.ctx, c.sock, "remove", RemoveRequest{Domain: name, Reason: reason, Proof: proof, At: at}, nil)
+}
+
+// purgingRemover removes a domain from the store, then from every kept
+// snapshot (after the store, so that no rebuild brings it back).
+type purgingRemover struct {
+	ctx     context.Context
+	store   *graph.Store
+	dataDir string
+	log     *slog.Logger
+}
+
+func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) error {
+	if err := p.store.RemoveDomain(name, reason, proof, at); err != nil {
+		return err
+	}
+	res, err := rebuild.PurgeDomain(p.ctx, p.dataDir, name)
+	if err != nil {
+		return fmt.Errorf("removed from the store, but not yet from every snapshot (run the removal again): %w", err)
+	}
+	p.log.Info("domain purged from the kept snapshots", "domain", name, "snapshots", res.Snapshots, "rows", res.Rows)
+	return nil
+}
+
+// removeHere does a removal another process asked this crawl for.
+func removeHere(ctx context.Context, store *graph.Store, dataDir string, log *slog.Logger, args json.RawMessage) (any, error) {
+	var req RemoveRequest
+	if err := json.Unmarshal(args, &req); err != nil {
+		return nil, fmt.Errorf("remove request: %w", err)
+	}
+	if d, err := graph.Normalize(req.Domain); err != nil || d != req.Domain {
+		return nil, fmt.Errorf("remove request: %q is not a registrable domain", req.Domain)
+	}
+	if strings.TrimSpace(req.Reason) == "" || req.At.IsZero() {
+		return nil, errors.New("remove request: a reason and a time are required")
+	}
+	rm := purgingRemover{ctx: ctx, store: store, dataDir: dataDir, log: log}
+	if err := rm.RemoveDomain(req.Domain, req.Reason, req.Proof, req.At); err != nil {
+		return nil, err
+	}
+	log.Info("domain removed", "domain", req.Domain, "reason", req.Reason, "proof", req.Proof, "at", req.At, "asked_over", control.SocketName)
+	return struct{}{}, nil
 }
 
 func newRemoveForceCommand() *cobra.Command {
@@ -207,8 +284,8 @@ with the removal.`,
 			if err != nil {
 				return err
 			}
-			return withStore(func(st *graph.Store) error {
-				if err := removal.Force(domain, reason, st, now, global.logger); err != nil {
+			return withRemover(cmd.Context(), func(rm removal.Remover) error {
+				if err := removal.Force(domain, reason, rm, now, global.logger); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s removed (forced: %s)\n", domain, reason)
