@@ -231,7 +231,7 @@ func checkCrawlStore(t *testing.T, dir string, logged map[string]bool, want map[
 	// stays as the kill left it for the next crawl to recover.
 	cp := filepath.Join(t.TempDir(), "store")
 	copyDir(t, dir, cp)
-	s, err := graph.Open(cp, graph.Options{})
+	s, err := graph.Open(cp, graph.Options{Create: true})
 	if err != nil {
 		t.Errorf("the store does not open after the kill: %v", err)
 		return 0
@@ -365,7 +365,7 @@ func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 		}
 	}
 	// The store the killed rebuilds had open still opens.
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{ReadOnly: true})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("store after the killed rebuilds: %v", err)
 	}
@@ -404,7 +404,7 @@ func fillStore(t *testing.T, dir string, cfg graphgen.Config) {
 	t.Helper()
 	g, err := graphgen.New(cfg)
 	noErr(t, err)
-	s, err := graph.Open(dir, graph.Options{})
+	s, err := graph.Open(dir, graph.Options{Create: true})
 	noErr(t, err)
 	defer s.Close()
 	var batch []*data.VisitResult
@@ -504,7 +504,7 @@ func testFullDisk(t *testing.T, bin string) {
 			t.Errorf("the crawl went on after the store refused writes:\n%s", stderr)
 		}
 		// What was recorded is whole.
-		s, err := graph.Open(filepath.Join(data, "store"), graph.Options{ReadOnly: true})
+		s, err := graph.Open(filepath.Join(data, "store"), graph.Options{Create: true, ReadOnly: true})
 		if err != nil {
 			t.Fatalf("the store after a full disk: %v", err)
 		}

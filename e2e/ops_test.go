@@ -204,7 +204,7 @@ func opsCrawlArgs(w *simweb.Web, dir string, extra ...string) []string {
 // visitedInStore lists the domains the store has a visit of.
 func opsVisited(t *testing.T, dir string) []string {
 	t.Helper()
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{ReadOnly: true})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,27 +44,13 @@ func preOpen(dir string, bo badger.Options, readOnly bool, log *slog.Logger) (ex
 	return checkBeforeOpen(dir, bo, readOnly, log)
 }
 
-// verifyTables reads every block of every table and checks its checksum,
-// on this goroutine (see Open's options for why not Badger's own check).
-func verifyTables(db *badger.DB, dir string) (err error) {
-	defer recoverBadger(&err, dir)
-	if err := db.VerifyChecksum(); err != nil {
-		if d := asDamage(err, dir); d != nil {
-			return d
-		}
-		return &DamageError{File: dir, What: err.Error()}
-	}
-	return nil
-}
-
-// VerifyTables checks every table's block checksums (store verify). The
-// tables were checked when the store opened; this reads them again, for
-// a store that has been open a long time.
+// VerifyTables checks every table's block checksums again, for a store
+// that has been open a while (Open checked them before Badger opened).
 func (s *Store) VerifyTables() error {
 	if s.dir == "" {
 		return nil
 	}
-	return verifyTables(s.db, s.dir)
+	return verifyTables(s.dir, s.db.Opts(), true)
 }
 
 // storeFile finds the first store file a Badger error names.

@@ -34,7 +34,8 @@ import (
 //   - each log Badger replays is read as Badger reads it: an unfinished
 //     last transaction (a process killed mid-commit, never acknowledged) is
 //     dropped with a warning saying how much; a bad entry with committed
-//     data after it is refused.
+//     data after it is refused;
+//   - every block of every table the MANIFEST lists passes its checksum.
 //
 // The log format read here is Badger v4's (value.go, memtable.go): a
 // 20-byte header, then entries of meta, user meta, uvarint key length,
@@ -156,12 +157,16 @@ func checkBeforeOpen(dir string, bo badger.Options, readOnly bool, log *slog.Log
 	if err := checkManifest(dir, files, bo, readOnly, log); err != nil {
 		return true, err
 	}
-	// Badger replays every write-ahead log, and the last value log.
-	logs := files.mems
-	if len(files.vlogs) > 0 {
-		logs = append(slices.Clone(logs), files.vlogs[len(files.vlogs)-1])
+	// Every table block's checksum, here rather than by Badger's
+	// OnTableAndBlockRead, which panics in its own goroutines on a bad one.
+	if err := verifyTables(dir, bo, false); err != nil {
+		return true, err
 	}
-	for _, name := range logs {
+	// Badger replays every write-ahead log and the last value log, and
+	// reads the older value logs only when a value is asked for: check
+	// them all (the value threshold keeps them small: only the edge sets
+	// of the few huge sources live there).
+	for _, name := range append(slices.Clone(files.mems), files.vlogs...) {
 		path := filepath.Join(dir, name)
 		r, err := scanLog(path)
 		if err != nil {
@@ -255,9 +260,9 @@ type logScan struct {
 // committed-looking data after the cut is damaged; an unfinished last
 // transaction (entries with good checksums, then nothing) is not: a
 // process killed mid-commit leaves one, and it was never acknowledged.
-// A bad entry with nothing but zeros after it is taken as the torn last
-// write of a power loss, also never acknowledged (writes are synced
-// before a commit returns).
+// A bad entry that ends in zeros, with nothing but zeros after it, is
+// taken as a write cut short (a kill mid-copy, a power loss), also never
+// acknowledged (writes are synced before a commit returns).
 func scanLog(path string) (logScan, error) {
 	var r logScan
 	f, err := os.Open(path)
@@ -336,7 +341,11 @@ func scanLog(path string) (logScan, error) {
 	}
 	r.dropped = last + 1 - r.end
 	r.droppedEntries = txnEntries
-	if bad && last >= badEnd {
+	// A write cut short (a process killed mid-copy, a power loss) leaves
+	// the rest of its entry zero; a damaged entry is whole, its last byte
+	// (the checksum's) set. So a bad entry whose last byte is non-zero, or
+	// data after it, is damage.
+	if bad && last >= badEnd-1 {
 		return r, damaged(path, "a bad entry at byte %d; %d bytes after it (up to byte %d) would be dropped "+
 			"on opening, with every transaction in them", r.end, last+1-r.end, last+1)
 	}

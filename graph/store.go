@@ -188,12 +188,6 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		}
 		return nil, fmt.Errorf("graph: open store at %s: %w%s", dir, err, uncleanHint(err, opts.ReadOnly))
 	}
-	if !opts.InMemory {
-		if err := verifyTables(db, dir); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
 	s = &Store{db: db, dir: dir, log: log, ro: opts.ReadOnly, removed: map[string]struct{}{}, minFree: minFree(opts),
 		visitHistory: visitHistory(opts)}
 	if !opts.InMemory {

@@ -66,7 +66,7 @@ func TestRebuildCommandEmptyStore(t *testing.T) {
 
 func TestRebuildCommandStoreBusy(t *testing.T) {
 	dir := t.TempDir()
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
