@@ -248,8 +248,9 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
 	}
 	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
-	if fl.SitesInFlight < 1 || fl.MaxConns < 1 {
-		return o, usagef("--max-sites-in-flight %d, --max-conns %d: want at least 1", fl.SitesInFlight, fl.MaxConns)
+	if fl.SitesInFlight < 0 || fl.MaxConns < 0 || fl.MinInDomains < 0 {
+		return o, usagef("--max-sites-in-flight %d, --max-conns %d, --min-in-domains %d: want a count (0: the default)",
+			fl.SitesInFlight, fl.MaxConns, fl.MinInDomains)
 	}
 	if fl.NameCache < -1 {
 		return o, usagef("--name-cache must be a number of names, or -1 for none")
