@@ -182,7 +182,7 @@ func testCrawlKilled(t *testing.T, bin string, rng *rand.Rand) {
 		}
 		// A few in flight and a real min-delay, so that a crawl of the
 		// whole web takes some seconds and kills land all along it.
-		p := start(t, bin, "crawl", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
+		p := start(t, bin, "crawl", "--create", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
 			"--min-delay", "20ms", "--max-sites-in-flight", "4", "--platform", "github.io=10ms",
 			"--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile(), "--now", now.Format(time.RFC3339))
 		delay := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
@@ -458,7 +458,7 @@ func testFullDisk(t *testing.T, bin string) {
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	noErr(t, w.WriteSeeds(seeds))
 	crawl := func(dir string) *proc {
-		return start(t, bin, "crawl", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
+		return start(t, bin, "crawl", "--create", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
 			"--min-delay", "1ms", "--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile(), "--now", now.Format(time.RFC3339))
 	}
 
@@ -481,7 +481,7 @@ func testFullDisk(t *testing.T, bin string) {
 		// An empty crawl makes the store and the signing key first.
 		empty := filepath.Join(t.TempDir(), "none.txt")
 		noErr(t, os.WriteFile(empty, nil, 0o644))
-		p := start(t, bin, "crawl", "--data-dir", data, "--seeds", empty, "--until-idle")
+		p := start(t, bin, "crawl", "--create", "--data-dir", data, "--seeds", empty, "--until-idle")
 		if code := p.wait(t); code != 0 {
 			t.Fatalf("empty crawl: exit %d:\n%s", code, p.stderr.String())
 		}
@@ -539,8 +539,8 @@ func testUnwritable(t *testing.T, bin string) {
 	noErr(t, os.WriteFile(seeds, []byte("a.example\n"), 0o644))
 	for name, c := range cases {
 		for _, args := range [][]string{
-			{"crawl", "--seeds", seeds, "--until-idle"},
-			{"rebuild"},
+			{"crawl", "--create", "--seeds", seeds, "--until-idle"},
+			{"rebuild", "--create"},
 		} {
 			p := start(t, bin, append(args, "--data-dir", c.dir)...)
 			code := p.wait(t)

@@ -197,7 +197,7 @@ func (p *opsProc) wait(t *testing.T, limit time.Duration) int {
 }
 
 func opsCrawlArgs(w *simweb.Web, dir string, extra ...string) []string {
-	return append([]string{"crawl", "--seeds", filepath.Join(dir, "seeds.txt"), "--min-delay", "10ms",
+	return append([]string{"crawl", "--create", "--seeds", filepath.Join(dir, "seeds.txt"), "--min-delay", "10ms",
 		"--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile()}, extra...)
 }
 
