@@ -339,3 +339,12 @@ func TestBackupRestoreDuringWrites(t *testing.T) {
 		t.Errorf("restore into a store: got %v, want ErrNotEmpty", err)
 	}
 }
+
+func TestVerifyRefusesStoreInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := openDir(t, dir)
+	defer s.Close()
+	if _, err := Verify(dir, nil); !errors.Is(err, ErrLocked) {
+		t.Errorf("got %v, want ErrLocked", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -48,6 +49,15 @@ func Verify(dir string, log *slog.Logger) (rep *VerifyReport, err error) {
 	}
 	if !files.manifest && !files.hasData(dir) {
 		return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
+	}
+	// A store open elsewhere changes under the checks: refuse, as Open does.
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close() // releases the lock
+	if syscall.Flock(int(d.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return nil, fmt.Errorf("%w: another process (a running crawl?) holds the store at %s", ErrLocked, dir)
 	}
 	bo := badger.DefaultOptions(dir)
 	add := func(err error) {
