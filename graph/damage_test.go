@@ -348,3 +348,24 @@ func TestVerifyRefusesStoreInUse(t *testing.T) {
 		t.Errorf("got %v, want ErrLocked", err)
 	}
 }
+
+// Checking the tables leaves them, and no open file behind.
+func TestVerifyLeavesTables(t *testing.T) {
+	dir := closedStore(t)
+	before := listing(t, dir)
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	n := fds()
+	for range 3 {
+		rep, err := Verify(dir, nil)
+		must(t, err)
+		if !rep.OK() {
+			t.Fatal(rep.Damage)
+		}
+	}
+	if got := fds(); got > n {
+		t.Errorf("%d open files after verifying, %d before", got, n)
+	}
+	if after := listing(t, dir); after != before {
+		t.Errorf("files changed:\n%s\n%s", before, after)
+	}
+}

@@ -184,7 +184,8 @@ func verifyTableFile(path string, c options.CompressionType, bo badger.Options) 
 		mf.Close(-1)
 		return err
 	}
-	defer t.DecrRef()
+	// Not t.DecrRef: at zero references it deletes the table's file.
+	defer t.MmapFile.Close(-1)
 	return t.VerifyChecksum()
 }
 
