@@ -369,3 +369,22 @@ func TestVerifyLeavesTables(t *testing.T) {
 		t.Errorf("files changed:\n%s\n%s", before, after)
 	}
 }
+
+// A table the MANIFEST does not list (a crash between writing and
+// recording it) is moved aside on a writable open, never deleted; a
+// read-only open, where Badger would delete it, refuses.
+func TestUnlistedTableMovedAside(t *testing.T) {
+	dir := closedStore(t)
+	b, err := os.ReadFile(biggest(t, dir, ".sst"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, "000099.sst"), b, 0o644))
+	if _, err := Open(dir, Options{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "does not list") {
+		t.Fatalf("read-only open: %v", err)
+	}
+	s, err := Open(dir, Options{})
+	must(t, err)
+	must(t, s.Close())
+	if _, err := os.Stat(filepath.Join(dir, "orphaned", "000099.sst")); err != nil {
+		t.Errorf("the unlisted table was not kept: %v", err)
+	}
+}

@@ -216,8 +216,14 @@ func checkManifest(dir string, files storeFiles, bo badger.Options, readOnly boo
 			orphans = append(orphans, name)
 		}
 	}
-	if len(orphans) == 0 || readOnly {
+	if len(orphans) == 0 {
 		return nil
+	}
+	if readOnly {
+		// Badger would delete them even on a read-only open.
+		return fmt.Errorf("graph: open store at %s: %d table files the MANIFEST does not list (%s...): open it once "+
+			"for writing (any crawl or rebuild does), which moves them aside, or run `mapthenet store verify`",
+			dir, len(orphans), orphans[0])
 	}
 	// Badger would delete these; keep them instead.
 	slices.Sort(orphans)
