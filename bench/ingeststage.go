@@ -92,7 +92,7 @@ func childIngest(args []string) (ingestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	s, err := graph.Open(args[1], graph.Options{})
+	s, err := graph.Open(args[1], graph.Options{Create: true})
 	if err != nil {
 		return res, err
 	}

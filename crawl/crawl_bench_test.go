@@ -110,7 +110,7 @@ func BenchmarkCrawlSimweb(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		store, err := graph.Open(filepath.Join(b.TempDir(), "store"), graph.Options{})
+		store, err := graph.Open(filepath.Join(b.TempDir(), "store"), graph.Options{Create: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -127,6 +127,13 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	l.seeds = seeds
 	err = l.run(ctx)
 	stats.Elapsed = o.Clock.Since(start)
+	if err == nil && o.UntilIdle && l.nStarted == 0 && ctx.Err() == nil {
+		why := idleReason(o.DataDir, asOf, len(seeds))
+		o.Logger.Warn("nothing to crawl", "why", why)
+		if o.Progress != nil {
+			fmt.Fprintln(o.Progress, "crawl: nothing to crawl: "+why)
+		}
+	}
 	return stats, err
 }
 

@@ -17,7 +17,7 @@ import (
 
 func openStore(t *testing.T) *graph.Store {
 	t.Helper()
-	s, err := graph.Open(t.TempDir(), graph.Options{InMemory: true})
+	s, err := graph.Open(t.TempDir(), graph.Options{Create: true, InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func testCrawlKilled(t *testing.T, bin string, rng *rand.Rand) {
 		}
 		// A few in flight and a real min-delay, so that a crawl of the
 		// whole web takes some seconds and kills land all along it.
-		p := start(t, bin, "crawl", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
+		p := start(t, bin, "crawl", "--create", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
 			"--min-delay", "20ms", "--max-sites-in-flight", "4", "--platform", "github.io=10ms",
 			"--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile(), "--now", now.Format(time.RFC3339))
 		delay := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
@@ -231,7 +231,7 @@ func checkCrawlStore(t *testing.T, dir string, logged map[string]bool, want map[
 	// stays as the kill left it for the next crawl to recover.
 	cp := filepath.Join(t.TempDir(), "store")
 	copyDir(t, dir, cp)
-	s, err := graph.Open(cp, graph.Options{})
+	s, err := graph.Open(cp, graph.Options{Create: true})
 	if err != nil {
 		t.Errorf("the store does not open after the kill: %v", err)
 		return 0
@@ -365,7 +365,7 @@ func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 		}
 	}
 	// The store the killed rebuilds had open still opens.
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{ReadOnly: true})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("store after the killed rebuilds: %v", err)
 	}
@@ -404,7 +404,7 @@ func fillStore(t *testing.T, dir string, cfg graphgen.Config) {
 	t.Helper()
 	g, err := graphgen.New(cfg)
 	noErr(t, err)
-	s, err := graph.Open(dir, graph.Options{})
+	s, err := graph.Open(dir, graph.Options{Create: true})
 	noErr(t, err)
 	defer s.Close()
 	var batch []*data.VisitResult
@@ -458,7 +458,7 @@ func testFullDisk(t *testing.T, bin string) {
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	noErr(t, w.WriteSeeds(seeds))
 	crawl := func(dir string) *proc {
-		return start(t, bin, "crawl", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
+		return start(t, bin, "crawl", "--create", "--data-dir", dir, "--log-format", "json", "--seeds", seeds, "--until-idle",
 			"--min-delay", "1ms", "--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile(), "--now", now.Format(time.RFC3339))
 	}
 
@@ -481,7 +481,7 @@ func testFullDisk(t *testing.T, bin string) {
 		// An empty crawl makes the store and the signing key first.
 		empty := filepath.Join(t.TempDir(), "none.txt")
 		noErr(t, os.WriteFile(empty, nil, 0o644))
-		p := start(t, bin, "crawl", "--data-dir", data, "--seeds", empty, "--until-idle", "--connect-to", "::127.0.0.1:1")
+		p := start(t, bin, "crawl", "--create", "--data-dir", data, "--seeds", empty, "--until-idle", "--connect-to", "::127.0.0.1:1")
 		if code := p.wait(t); code != 0 {
 			t.Fatalf("empty crawl: exit %d:\n%s", code, p.stderr.String())
 		}
@@ -504,7 +504,7 @@ func testFullDisk(t *testing.T, bin string) {
 			t.Errorf("the crawl went on after the store refused writes:\n%s", stderr)
 		}
 		// What was recorded is whole.
-		s, err := graph.Open(filepath.Join(data, "store"), graph.Options{ReadOnly: true})
+		s, err := graph.Open(filepath.Join(data, "store"), graph.Options{Create: true, ReadOnly: true})
 		if err != nil {
 			t.Fatalf("the store after a full disk: %v", err)
 		}
@@ -539,8 +539,8 @@ func testUnwritable(t *testing.T, bin string) {
 	noErr(t, os.WriteFile(seeds, []byte("a.example\n"), 0o644))
 	for name, c := range cases {
 		for _, args := range [][]string{
-			{"crawl", "--seeds", seeds, "--until-idle", "--connect-to", "::127.0.0.1:1"}, // mapped: no identity needed
-			{"rebuild"},
+			{"crawl", "--create", "--seeds", seeds, "--until-idle", "--connect-to", "::127.0.0.1:1"}, // mapped: no identity needed
+			{"rebuild", "--create"},
 		} {
 			p := start(t, bin, append(args, "--data-dir", c.dir)...)
 			code := p.wait(t)

@@ -55,7 +55,7 @@ func BenchmarkCrawlBinary(b *testing.B) {
 		w.Reset()
 		data := filepath.Join(dir, fmt.Sprintf("data-%d", i))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		cmd := exec.CommandContext(ctx, bin, "--data-dir", data, "--log-format", "json", "crawl",
+		cmd := exec.CommandContext(ctx, bin, "--data-dir", data, "--log-format", "json", "crawl", "--create",
 			"--seeds", seeds, "--until-idle", "--min-delay", "0",
 			"--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile(), "--now", now.Format(time.RFC3339))
 		t0 := time.Now()

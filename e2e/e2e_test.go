@@ -79,7 +79,7 @@ func (r *run) crawl(t *testing.T, at time.Time, tune func(*crawl.Options)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := graph.Open(filepath.Join(r.dir, "store"), graph.Options{})
+	store, err := graph.Open(filepath.Join(r.dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,14 +197,14 @@ func (p *opsProc) wait(t *testing.T, limit time.Duration) int {
 }
 
 func opsCrawlArgs(w *simweb.Web, dir string, extra ...string) []string {
-	return append([]string{"crawl", "--seeds", filepath.Join(dir, "seeds.txt"), "--min-delay", "10ms",
+	return append([]string{"crawl", "--create", "--seeds", filepath.Join(dir, "seeds.txt"), "--min-delay", "10ms",
 		"--connect-to", w.ConnectTo(), "--ca-cert", w.CAFile()}, extra...)
 }
 
 // visitedInStore lists the domains the store has a visit of.
 func opsVisited(t *testing.T, dir string) []string {
 	t.Helper()
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{ReadOnly: true})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

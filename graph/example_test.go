@@ -18,7 +18,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := graph.Open(dir, graph.Options{}) // a *slog.Logger in Options.Logger gets Badger's warnings
+	s, err := graph.Open(dir, graph.Options{Create: true}) // a *slog.Logger in Options.Logger gets Badger's warnings
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, graph.ErrLocked): a crawl has it open
 	}

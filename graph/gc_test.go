@@ -56,7 +56,7 @@ func newGCHarness(t *testing.T) *gcHarness {
 func (h *gcHarness) open(t *testing.T, interval time.Duration) *Store {
 	t.Helper()
 	h.ticker = &fakeTicker{c: make(chan time.Time)}
-	s, err := Open(h.dir, Options{GC: GCOptions{
+	s, err := Open(h.dir, Options{Create: true, GC: GCOptions{
 		Interval:         interval,
 		NewTicker:        func(d time.Duration) Ticker { h.ticker.every = d; return h.ticker },
 		ValueLogFileSize: 1 << 20,
@@ -164,7 +164,7 @@ func TestGCLoopReclaimsValueLog(t *testing.T) {
 func TestGCLoopOff(t *testing.T) {
 	h := newGCHarness(t)
 	made := false
-	s, err := Open(h.dir, Options{GC: GCOptions{
+	s, err := Open(h.dir, Options{Create: true, GC: GCOptions{
 		Interval:  -1,
 		NewTicker: func(time.Duration) Ticker { made = true; return &fakeTicker{} },
 		afterPass: func(n int, err error) { h.passes <- gcPass{n, err} },

@@ -23,7 +23,7 @@ func TestNameCacheIDs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := Open(dir, Options{NameCache: tc.cache})
+			s, err := Open(dir, Options{Create: true, NameCache: tc.cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestNameCacheIDs(t *testing.T) {
 			want := dumpStore(t, s)
 			must(t, s.Close())
 
-			s, err = Open(dir, Options{NameCache: tc.cache})
+			s, err = Open(dir, Options{Create: true, NameCache: tc.cache})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -87,7 +87,7 @@ func TestRecordCacheTransparent(t *testing.T) {
 		}
 		return dumpByName(t, s)
 	}
-	with, without := run(Options{RecordCache: 1 << 16}), run(Options{RecordCache: -1})
+	with, without := run(Options{Create: true, RecordCache: 1 << 16}), run(Options{Create: true, RecordCache: -1})
 	if !reflect.DeepEqual(with, without) {
 		t.Errorf("with the record cache:\n%+v\nwithout:\n%+v", with, without)
 	}

@@ -36,7 +36,12 @@ func removeTornFiles(dir string, log *slog.Logger) error {
 	if syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return nil
 	}
-	entries, err := d.ReadDir(-1)
+	return removeTornFilesLocked(dir, log)
+}
+
+// removeTornFilesLocked is removeTornFiles with the directory lock held.
+func removeTornFilesLocked(dir string, log *slog.Logger) error {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}

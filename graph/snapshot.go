@@ -17,18 +17,38 @@ type Snapshot struct {
 	txn        *badger.Txn
 	numDomains uint32
 	once       sync.Once
+	dir        string // the store's, to name damaged files
 }
 
 // Snapshot opens a consistent read view of the whole store. Close it
 // (before closing the store).
-func (s *Store) Snapshot() (*Snapshot, error) {
+func (s *Store) Snapshot() (sn *Snapshot, err error) {
+	defer recoverBadger(&err, s.dir)
 	txn := s.db.NewTransaction(false)
 	n, err := readNextID(txn)
 	if err != nil {
 		txn.Discard()
-		return nil, fmt.Errorf("graph: snapshot: %w", err)
+		return nil, fmt.Errorf("graph: snapshot: %w", s.wrapRead(err))
 	}
-	return &Snapshot{txn: txn, numDomains: n}, nil
+	return &Snapshot{txn: txn, numDomains: n, dir: s.dir}, nil
+}
+
+// guard is deferred by every reading method: a Badger panic or a read
+// error that names damage becomes a *DamageError naming the file.
+func (sn *Snapshot) guard(err *error) {
+	if sn.dir == "" {
+		return
+	}
+	if p := recover(); p != nil {
+		func() {
+			defer recoverBadger(err, sn.dir)
+			panic(p)
+		}()
+		return
+	}
+	if d := asDamage(*err, sn.dir); d != nil {
+		*err = d
+	}
 }
 
 // NumDomains is one more than the largest domain id. Ids of removed
@@ -36,7 +56,8 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 func (sn *Snapshot) NumDomains() uint32 { return sn.numDomains }
 
 // scan calls fn with each key and value under prefix, in key order.
-func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) error {
+func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) (err error) {
+	defer sn.guard(&err)
 	// No prefetching: Badger's prefetch starts a goroutine and copies the
 	// value for every item, pure overhead for values that sit in the LSM
 	// tree (all but the largest edge sets); it was a third of a rebuild's
@@ -55,7 +76,8 @@ func (sn *Snapshot) scan(prefix string, fn func(k, v []byte) error) error {
 }
 
 // Domains calls fn for every domain in id order. fn may keep the record.
-func (sn *Snapshot) Domains(fn func(*data.DomainState) error) error {
+func (sn *Snapshot) Domains(fn func(*data.DomainState) error) (err error) {
+	defer sn.guard(&err)
 	// FollowedIn is the record's flag or an f/ key, the keys walked beside
 	// the states: both are in id order.
 	fit := sn.txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixFollow)})
@@ -144,7 +166,8 @@ func (sn *Snapshot) Visits(fn func(*data.VisitLogEntry) error) error {
 }
 
 // Removed calls fn for every entry of the removal list, in name order.
-func (sn *Snapshot) Removed(fn func(Removal) error) error {
+func (sn *Snapshot) Removed(fn func(Removal) error) (err error) {
+	defer sn.guard(&err)
 	return eachRemoval(sn.txn, fn)
 }
 

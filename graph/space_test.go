@@ -23,7 +23,7 @@ func TestDiskFull(t *testing.T) {
 	setFree(t, &free)
 	dir := t.TempDir()
 
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Create: true})
 	if !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("Open with 10 MiB free: %v, want ErrDiskFull", err)
 	}
@@ -34,7 +34,7 @@ func TestDiskFull(t *testing.T) {
 	}
 
 	free = 1 << 40
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, Options{Create: true})
 	must(t, err)
 	defer s.Close()
 	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("b.example"))))
@@ -51,16 +51,16 @@ func TestDiskFull(t *testing.T) {
 	}
 
 	// A smaller reserve, or none, lets it write; read-only stores never ask.
-	s2, err := Open(t.TempDir(), Options{MinFreeSpace: 50 << 20})
+	s2, err := Open(t.TempDir(), Options{Create: true, MinFreeSpace: 50 << 20})
 	must(t, err)
 	must(t, s2.RecordVisit(visit("a.example", t0, data.OutcomeOK)))
 	must(t, s2.Close())
-	s3, err := Open(t.TempDir(), Options{MinFreeSpace: -1})
+	s3, err := Open(t.TempDir(), Options{Create: true, MinFreeSpace: -1})
 	must(t, err)
 	must(t, s3.Close())
 	free = 0
 	must(t, s.Close())
-	ro, err := Open(dir, Options{ReadOnly: true})
+	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
 	must(t, ro.Close())
 }

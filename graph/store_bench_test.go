@@ -21,18 +21,18 @@ import (
 // (-bench 'RecordVisits/batch=1024' picks the main case alone.)
 func BenchmarkRecordVisits(b *testing.B) {
 	for _, batch := range []int{256, 1024} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 1, Options{}) })
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 1, Options{Create: true}) })
 	}
 	// Two callers, as the crawl's recorder has: one batch prepares while
 	// the other commits (pipeline.go).
 	for _, batch := range []int{256, 1024} {
-		b.Run(fmt.Sprintf("pipelined/batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 2, Options{}) })
+		b.Run(fmt.Sprintf("pipelined/batch=%d", batch), func(b *testing.B) { benchRecord(b, batch, 2, Options{Create: true}) })
 	}
-	b.Run("nocache/batch=1024", func(b *testing.B) { benchRecord(b, 1024, 1, Options{NameCache: -1}) })
+	b.Run("nocache/batch=1024", func(b *testing.B) { benchRecord(b, 1024, 1, Options{Create: true, NameCache: -1}) })
 	b.Run("noprefetch/batch=1024", func(b *testing.B) {
 		defer func(n int) { prefetchWorkers = n }(prefetchWorkers)
 		prefetchWorkers = 0
-		benchRecord(b, 1024, 1, Options{})
+		benchRecord(b, 1024, 1, Options{Create: true})
 	})
 }
 
@@ -155,7 +155,7 @@ func cpuTime() time.Duration {
 //
 //	go test ./graph -run '^$' -bench SnapshotEdges
 func BenchmarkSnapshotEdges(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{})
+	s, err := Open(b.TempDir(), Options{Create: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func BenchmarkSnapshotEdges(b *testing.B) {
 //
 //	go test ./graph -run '^$' -bench TrimVisits -benchtime 1x
 func BenchmarkTrimVisits(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{GC: GCOptions{Interval: -1}})
+	s, err := Open(b.TempDir(), Options{Create: true, GC: GCOptions{Interval: -1}})
 	if err != nil {
 		b.Fatal(err)
 	}

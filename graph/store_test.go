@@ -19,7 +19,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func openMem(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open("", Options{InMemory: true})
+	s, err := Open("", Options{Create: true, InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func openMem(t testing.TB) *Store {
 
 func openDir(t testing.TB, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestOpenLocked(t *testing.T) {
 	dir := t.TempDir()
 	s := openDir(t, dir)
 	defer s.Close()
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Create: true})
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("second Open: %v; want ErrLocked naming %s", err, dir)
 	}
@@ -213,7 +213,7 @@ func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	must(t, os.WriteFile(file, []byte("x"), 0o644))
-	if _, err := Open(filepath.Join(file, "store"), Options{}); err == nil {
+	if _, err := Open(filepath.Join(file, "store"), Options{Create: true}); err == nil {
 		t.Error("Open under a regular file succeeded")
 	}
 }
@@ -225,7 +225,7 @@ func TestFormatVersion(t *testing.T) {
 		return txn.Set(keyFormat, []byte{FormatVersion + 1})
 	}))
 	must(t, s.Close())
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Create: true})
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", FormatVersion+1)) {
 		t.Fatalf("newer format: %v", err)
 	}
@@ -253,7 +253,7 @@ func TestFormatUpgrade(t *testing.T) {
 		return txn.Set(keyFormat, []byte{1})
 	}))
 	must(t, s.Close())
-	ro, err := Open(dir, Options{ReadOnly: true})
+	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
 	if !domain(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
 		t.Error("version 1 store read-only: b.example lost FollowedIn")
@@ -283,7 +283,7 @@ func TestReadOnly(t *testing.T) {
 	s := openDir(t, dir)
 	must(t, s.AddDomains([]string{"a.example"}, t0, false))
 	must(t, s.Close())
-	ro, err := Open(dir, Options{ReadOnly: true})
+	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
 	defer ro.Close()
 	domain(t, ro, "a.example")

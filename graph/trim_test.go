@@ -50,7 +50,7 @@ func TestTrimVisits(t *testing.T) {
 				trimChunk = c.chunk
 			}
 			dir := t.TempDir()
-			opts := Options{VisitHistory: c.history, GC: GCOptions{Interval: -1}}
+			opts := Options{Create: true, VisitHistory: c.history, GC: GCOptions{Interval: -1}}
 			s, err := Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,7 @@ func TestTrimVisits(t *testing.T) {
 				t.Fatalf("before Close: a has %d visits, want 4", len(got["a.example"]))
 			}
 			must(t, s.Close()) // ...Close trims.
-			s, err = Open(dir, Options{ReadOnly: true})
+			s, err = Open(dir, Options{Create: true, ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,7 +111,7 @@ func createParquet[T any](path string, rowGroupRows int64, extra ...parquet.Writ
 }
 
 func createParquetWorkers[T any](path string, rowGroupRows int64, workers int, extra ...parquet.WriterOption) (*fileWriter[T], error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666) // the umask decides
 	if err != nil {
 		return nil, err
 	}

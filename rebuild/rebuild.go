@@ -36,6 +36,14 @@ type Options struct {
 	// places by force simulation: 0 means DefaultMapTop; negative, no map
 	// (map_x and map_y left empty).
 	MapTop int
+	// MaxShrink is the snapshot guard (guard.go): a snapshot whose domain
+	// or edge count is less than (1-MaxShrink) of the current snapshot's
+	// is written but does not become current (ErrShrunk). 0 means
+	// DefaultMaxShrink; negative turns the guard off (an empty snapshot
+	// still never replaces a non-empty one). AcceptShrink makes any
+	// snapshot current.
+	MaxShrink    float64
+	AcceptShrink bool
 	// Layout tunes the map's layout; zero fields take
 	// layout.DefaultParams' values, and Workers defaults to Rank.Workers.
 	Layout layout.Params
@@ -65,6 +73,12 @@ var _ Source = (*graph.Snapshot)(nil)
 // The store may be written (by a crawl) meanwhile: the view does not see it.
 func Run(ctx context.Context, store *graph.Store, opts Options) (*data.Manifest, error) {
 	return run(ctx, opts, func() (Source, func() error, error) {
+		// A table block that fails its checksum ends Badger's iterators
+		// without an error: check them all before reading, so that a
+		// damaged store fails the rebuild rather than thin its snapshot.
+		if err := store.EnsureVerified(); err != nil {
+			return nil, nil, err
+		}
 		sn, err := store.Snapshot()
 		if err != nil {
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
@@ -111,6 +125,12 @@ func (o *Options) setDefaults() error {
 	if o.MapTop == 0 {
 		o.MapTop = DefaultMapTop
 	}
+	if o.MaxShrink == 0 {
+		o.MaxShrink = DefaultMaxShrink
+	}
+	if o.MaxShrink >= 1 {
+		return fmt.Errorf("rebuild: max shrink %g: want a fraction below 1 (negative: no guard)", o.MaxShrink)
+	}
 	if o.Layout.Workers == 0 {
 		o.Layout.Workers = o.Rank.Workers
 	}
@@ -151,6 +171,10 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 
 	tmp, err := os.MkdirTemp(dir, tempPrefix+id+"-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(tmp, dirMode()); err != nil { // MkdirTemp makes it 0700
+		os.RemoveAll(tmp)
 		return nil, err
 	}
 	committed := false
@@ -208,6 +232,16 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 	if err := syncDir(dir); err != nil {
 		return nil, err
 	}
+	if prevID != "" && !opts.AcceptShrink {
+		prev, err := ReadManifest(filepath.Join(dir, prevID, data.ManifestFile))
+		if err != nil {
+			log.Warn("cannot read the current snapshot's manifest: the shrink guard is off for this rebuild", "err", err)
+		}
+		if why := shrinkReason(prev, b.counts, opts.MaxShrink); why != "" {
+			log.Warn("snapshot written but not made current", "id", id, "current", prevID, "why", why)
+			return m, &ShrinkError{ID: id, Current: prevID, Reason: why}
+		}
+	}
 	if err := pointCurrent(dir, id); err != nil {
 		return nil, fmt.Errorf("snapshot %s is complete but %s could not be moved to it: %w", id, CurrentLink, err)
 	}
@@ -225,7 +259,7 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 }
 
 func writeManifest(path string, m *data.Manifest) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666) // the umask decides
 	if err != nil {
 		return err
 	}

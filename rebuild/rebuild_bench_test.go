@@ -58,7 +58,7 @@ func BenchmarkRebuild(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := graph.Open(b.TempDir(), graph.Options{})
+			s, err := graph.Open(b.TempDir(), graph.Options{Create: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func BenchmarkRebuildStore(b *testing.B) {
 	if path == "" {
 		b.Skip("MAPTHENET_BENCH_STORE is not set")
 	}
-	s, err := graph.Open(path, graph.Options{ReadOnly: true})
+	s, err := graph.Open(path, graph.Options{Create: true, ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // TestRunOverGraphStore rebuilds from the real store (in memory): the
 // store's rules (nofollow, FollowedIn, retry times) meet the rebuild's.
 func TestRunOverGraphStore(t *testing.T) {
-	s, err := graph.Open("", graph.Options{InMemory: true})
+	s, err := graph.Open("", graph.Options{Create: true, InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

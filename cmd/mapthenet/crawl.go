@@ -47,6 +47,7 @@ type crawlFlags struct {
 	AgentForm     string
 	NameCache     int
 	Identity      identityFlags // --from, --crawler-info (identity.go)
+	Create        bool
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -122,6 +123,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.IntVar(&fl.NameCache, "name-cache", graph.DefaultNameCache, "domain names kept in memory to spare a store read per link (about 30 bytes a name; -1: none)")
 	addIdentityFlags(f, &fl.Identity)
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
+	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, crawl refuses: a mistyped --data-dir is not a new store)")
 	addNowFlag(cmd)
 	return cmd
 }
@@ -139,9 +141,8 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	opts.Now = now
-	storeDir := filepath.Join(global.DataDir, "store")
 	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
-	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)})
+	store, err := openStore(global.DataDir, graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)}, fl.Create)
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			// Badger's lock decided; the owner file only names the holder.
@@ -218,6 +219,7 @@ func serveControl(store *graph.Store, dataDir string, log *slog.Logger, activity
 		"remove": func(ctx context.Context, args json.RawMessage) (any, error) {
 			return removeHere(ctx, store, dataDir, log, args)
 		},
+		"backup": func(ctx context.Context, args json.RawMessage) (any, error) { return backupHere(ctx, store, args) },
 	}, log)
 }
 
@@ -279,6 +281,10 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
 	}
 	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
+	if fl.SitesInFlight < 0 || fl.MaxConns < 0 || fl.MinInDomains < 0 {
+		return o, usagef("--max-sites-in-flight %d, --max-conns %d, --min-in-domains %d: want a count (0: the default)",
+			fl.SitesInFlight, fl.MaxConns, fl.MinInDomains)
+	}
 	if fl.NameCache < -1 {
 		return o, usagef("--name-cache must be a number of names, or -1 for none")
 	}

@@ -78,6 +78,9 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if err := claimDemoDir(dir); err != nil {
+		return err
+	}
 	start := time.Now()
 
 	// The simulated web, without the kinds that only wait (a robots.txt
@@ -101,7 +104,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	}
 	fmt.Fprintf(out, "simulated web: %d sites on %s (CA %s)\n", len(web.Sites()), web.Addr(), web.CAFile())
 
-	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger})
+	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger, Create: true})
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func crawlOnLoopback(t *testing.T, dir string, srv *httptest.Server, extra ...st
 	}
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	args := append([]string{"crawl", "--until-idle", "--seeds", seeds, "--max-sites", "1", "--min-delay", "1ms",
-		"--connect-to", "::127.0.0.1:" + port, "--now", "2026-12-03T01:00:00Z"}, extra...)
+		"--connect-to", "::127.0.0.1:" + port, "--now", "2026-12-03T01:00:00Z", "--create"}, extra...)
 	code, _, stderr := runIn(t, dir, args...)
 	return code, stderr
 }

@@ -163,10 +163,10 @@ func runInit(out io.Writer, fl initFlags) error {
 	return nil
 }
 
-// createStore makes the link store by opening and closing it, as crawl
-// does on first use. A crawl holding it is busy (exit 3).
+// createStore makes the link store (or opens the one there: init keeps a
+// store, as it keeps a key). A crawl holding it is busy (exit 3).
 func createStore(dir string) error {
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger, Create: true})
 	if errors.Is(err, graph.ErrLocked) {
 		return busyError{fmt.Errorf("data dir %s is in use: init a data directory no crawl is running on", dir)}
 	}

@@ -28,7 +28,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 		t.Fatalf("local: exit %d: %s", code, errOut)
 	}
 
-	store, err := graph.Open(filepath.Join(remote, "store"), graph.Options{})
+	store, err := graph.Open(filepath.Join(remote, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestRebuildTwiceLocal(t *testing.T) {
 // A second crawl on a data directory in use refuses, naming the first.
 func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
 	dir := t.TempDir()
-	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

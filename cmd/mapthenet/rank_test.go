@@ -73,7 +73,7 @@ const testTiersFlag = "1:10:50,3:21:20,*:365:8"
 //	c times out; f is a seed never visited.
 func fillStore(t *testing.T, dir string) {
 	t.Helper()
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

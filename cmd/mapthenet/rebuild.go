@@ -26,6 +26,10 @@ type rebuildFlags struct {
 	Tiers   []string `json:"tiers,omitempty"`
 	Workers int      `json:"workers,omitempty"`
 	MapTop  int      `json:"map_top,omitempty"`
+	// The snapshot guard (rebuild.Options.MaxShrink, AcceptShrink).
+	MaxShrink    float64 `json:"max_shrink,omitempty"`
+	AcceptShrink bool    `json:"accept_shrink,omitempty"`
+	Create       bool    `json:"-"` // local only: a crawl's store exists
 }
 
 // RebuildRequest is the args of the control socket's "rebuild" command:
@@ -91,7 +95,10 @@ and the unranked. Domains never visited read the last tier's pages.
 	f.IntVar(&fl.Keep, "keep", rebuild.DefaultKeep, "keep this many snapshots, the new one included")
 	f.StringSliceVar(&fl.Tiers, "tiers", nil, "revisit tiers MAXRANK:DAYS:PAGES,...; last MAXRANK * (default: DESIGN.md's table, 100000:10:50,500000:21:50,2000000:45:20,5000000:90:20,20000000:120:20,*:365:8)")
 	f.IntVar(&fl.Workers, "workers", 0, "PageRank workers (0: every core)")
-	f.IntVar(&fl.MapTop, "map-top", rebuild.DefaultMapTop, "lay out this many of the best-ranked domains on the map (map_x, map_y), the other ranked beside their neighbours; negative: no map")
+	f.IntVar(&fl.MapTop, "map-top", rebuild.DefaultMapTop, "lay out this many of the best-ranked domains on the map (map_x, map_y), the other ranked beside their neighbours; 0: no map")
+	f.Float64Var(&fl.MaxShrink, "max-shrink", rebuild.DefaultMaxShrink, "snapshot guard: a snapshot with fewer than (1 - this) of the current one's domains or edges is written but not made current (exit 1); 0: the guard is off, except that an empty store never replaces a non-empty snapshot")
+	f.BoolVar(&fl.AcceptShrink, "accept-shrink", false, "make the snapshot current whatever the guard says (an empty one too)")
+	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, rebuild refuses: a mistyped --data-dir is not a new store)")
 	return cmd
 }
 
@@ -104,6 +111,12 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 	}
 	if fl.Workers < 0 {
 		return rebuild.Options{}, usagef("--workers %d: want 0 (every core) or more", fl.Workers)
+	}
+	if fl.MapTop < 0 {
+		return rebuild.Options{}, usagef("--map-top %d: want a number of domains, or 0 for no map", fl.MapTop)
+	}
+	if fl.MaxShrink < 0 || fl.MaxShrink >= 1 {
+		return rebuild.Options{}, usagef("--max-shrink %g: want a fraction from 0 (guard off) to below 1", fl.MaxShrink)
 	}
 	tiers := data.DefaultTiers
 	if len(fl.Tiers) > 0 {
@@ -118,6 +131,16 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 		Tiers:   tiers,
 		Keep:    fl.Keep,
 		MapTop:  fl.MapTop,
+		// On the command line 0 turns each off; in rebuild.Options 0 is
+		// the default and negative is off.
+		MaxShrink:    fl.MaxShrink,
+		AcceptShrink: fl.AcceptShrink,
+	}
+	if fl.MapTop == 0 {
+		opts.MapTop = -1
+	}
+	if fl.MaxShrink == 0 {
+		opts.MaxShrink = -1
 	}
 	opts.Rank.Workers = fl.Workers
 	return opts, nil
@@ -157,8 +180,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	}
 	defer func() { release() }()
 
-	storeDir := filepath.Join(global.DataDir, "store")
-	store, err := graph.Open(storeDir, graph.Options{Logger: global.logger})
+	store, err := openStore(global.DataDir, graph.Options{Logger: global.logger}, fl.Create)
 	if errors.Is(err, graph.ErrLocked) {
 		// A crawl (most likely) holds the store: it runs the rebuild and
 		// takes the rebuild lock itself.

@@ -55,7 +55,15 @@ func TestRebuildCommand(t *testing.T) {
 
 func TestRebuildCommandEmptyStore(t *testing.T) {
 	dir := t.TempDir()
+	// No store: refused (a mistyped --data-dir), unless told to create one.
 	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
+		t.Fatalf("no store: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
+		t.Errorf("the refused rebuild made a store: %v", err)
+	}
+	code, out, errOut = runIn(t, dir, "rebuild", "--create", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 || !strings.Contains(out, "0 domains, 0 ranked") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -67,7 +75,7 @@ func TestRebuildCommandEmptyStore(t *testing.T) {
 
 func TestRebuildCommandStoreBusy(t *testing.T) {
 	dir := t.TempDir()
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestRemoveWhileCrawling(t *testing.T) {
 	go func() {
 		var err error
 		stats, err = crawl.Run(ctx, store, crawl.Options{
-			MinDelaySet: true, ConnectTo: []fetch.ConnectTo{{ToPort: port}}, Resolver: loopbackResolver{},
+			MinDelaySet: true, ConnectTo: []fetch.ConnectTo{{ToHost: "127.0.0.1", ToPort: port}}, Resolver: loopbackResolver{},
 			Sign: func(*http.Request) error { return nil }, Seeds: []string{seeds}, UntilIdle: true,
 			ResponseTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
 		})

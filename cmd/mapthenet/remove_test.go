@@ -56,7 +56,7 @@ func (d *signedDoer) Do(r *http.Request) (*http.Response, error) {
 
 func seedStore(t *testing.T, dataDir string, names ...string) {
 	t.Helper()
-	st, err := graph.Open(filepath.Join(dataDir, "store"), graph.Options{})
+	st, err := graph.Open(filepath.Join(dataDir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func seedStore(t *testing.T, dataDir string, names ...string) {
 // known reports whether the store still knows name.
 func known(t *testing.T, dataDir, name string) bool {
 	t.Helper()
-	st, err := graph.Open(filepath.Join(dataDir, "store"), graph.Options{})
+	st, err := graph.Open(filepath.Join(dataDir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestRemoveUsageErrors(t *testing.T) {
 func TestRemoveBusyStore(t *testing.T) {
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
-	st, err := graph.Open(filepath.Join(dir, "store"), graph.Options{})
+	st, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ rebuilds it, with nothing to set up.`,
 		newRemoveCommand(),
 		newMapCommand(),
 		newDemoCommand(),
+		newStoreCommand(),
 		newStatusCommand(),
 		newVersionCommand(),
 	)
@@ -102,6 +103,9 @@ func (g *globalOptions) now() (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, g.Now)
 	if err != nil {
 		return time.Time{}, usagef("--now %q: want an RFC 3339 time such as 2026-12-02T03:00:00Z", g.Now)
+	}
+	if err := checkNow(t, time.Now()); err != nil {
+		return time.Time{}, err
 	}
 	return t.UTC(), nil
 }

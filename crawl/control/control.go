@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 )
@@ -92,12 +93,8 @@ func Serve(path string, handlers map[string]Handler, log *slog.Logger) (*Server,
 		}
 		os.Remove(path) // stale
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("control: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
 		return nil, fmt.Errorf("control: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -105,6 +102,34 @@ func Serve(path string, handlers map[string]Handler, log *slog.Logger) (*Server,
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
+}
+
+// listenPrivate listens on a Unix socket at path that only its owner can
+// connect to, from the first moment: the socket is made inside a new 0700
+// directory beside path, made 0600 there, then renamed into place. (Not
+// syscall.Umask around Listen: the umask is the process's, and another
+// goroutine creating a file meanwhile, a snapshot say, would get it.)
+func listenPrivate(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".sock-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close removes path itself
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 func (s *Server) accept() {

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readCurrent is where rebuilds/current points ("" when nowhere).
+func readCurrent(t *testing.T, dir string) string {
+	t.Helper()
+	target, _ := os.Readlink(filepath.Join(dir, "rebuilds", "current"))
+	return target
+}
+
+func TestCrawlRefusesNoStore(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runIn(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
+	if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
+		t.Errorf("the refused crawl made a store: %v", err)
+	}
+	// --create: a new store, and an idle crawl says why it did nothing.
+	code, _, errOut = runIn(t, dir, "crawl", "--until-idle", "--create", "--connect-to", "::127.0.0.1:1")
+	if code != 0 || !strings.Contains(errOut, "nothing to crawl") || !strings.Contains(errOut, "no seeds") {
+		t.Fatalf("--create: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestBadValuesAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	for _, args := range [][]string{
+		{"rebuild", "--map-top", "-1", "--now", "2026-12-01T03:00:00Z"},
+		{"rebuild", "--max-shrink", "1.5", "--now", "2026-12-01T03:00:00Z"},
+		{"crawl", "--max-sites-in-flight", "-3"},
+		{"rebuild", "--now", "1969-12-31T23:00:00Z"},
+		{"rebuild", "--now", "2199-01-01T00:00:00Z"},
+		{"schedule", "--now", "1900-01-01T00:00:00Z"},
+	} {
+		if code, _, errOut := runIn(t, dir, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, errOut)
+		}
+	}
+	if got := readCurrent(t, dir); got != "" {
+		t.Errorf("a refused command made a snapshot: current → %s", got)
+	}
+}
+
+// The snapshot guard: a rebuild of a much smaller (here: empty) store is
+// written but does not become current, exit 1; --accept-shrink publishes it.
+func TestRebuildShrinkGuard(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The store replaced by an empty one (a lost store, say).
+	if err := os.Rename(filepath.Join(dir, "store"), filepath.Join(dir, "store.old")); err != nil {
+		t.Fatal(err)
+	}
+	for _, maxShrink := range []string{"0.5", "0"} { // the guard off: still no empty snapshot
+		code, _, errOut := runIn(t, dir, "rebuild", "--create", "--max-shrink", maxShrink, "--now", "2026-12-02T03:00:00Z")
+		if code != exitFailure || !strings.Contains(errOut, "stays on 2026-12-01T030000Z") || !strings.Contains(errOut, "--accept-shrink") {
+			t.Fatalf("--max-shrink %s: exit %d, stderr %q", maxShrink, code, errOut)
+		}
+		if got := readCurrent(t, dir); got != "2026-12-01T030000Z" {
+			t.Fatalf("current → %s after a guarded rebuild", got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "rebuilds", "2026-12-02T030000Z", "manifest.json")); err != nil {
+			t.Errorf("the guarded snapshot was not written: %v", err)
+		}
+		os.RemoveAll(filepath.Join(dir, "rebuilds", "2026-12-02T030000Z"))
+	}
+	code, _, errOut := runIn(t, dir, "rebuild", "--accept-shrink", "--now", "2026-12-03T03:00:00Z")
+	if code != 0 || readCurrent(t, dir) != "2026-12-03T030000Z" {
+		t.Fatalf("--accept-shrink: exit %d, current %s: %s", code, readCurrent(t, dir), errOut)
+	}
+}
+
+func TestDemoRefusesForeignStore(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	code, _, errOut := runIn(t, dir, "demo", "--out", dir, "--sites", "5")
+	if code != exitFailure || !strings.Contains(errOut, "demo did not make") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, demoMarker)); !os.IsNotExist(err) {
+		t.Errorf("the refused demo marked the directory: %v", err)
+	}
+}
+
+func TestStoreVerifyBackupRestore(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	code, out, errOut := runIn(t, dir, "store", "verify")
+	if code != 0 || !strings.Contains(out, "is sound") {
+		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+	}
+	backup := filepath.Join(t.TempDir(), "store.bak")
+	if code, _, errOut := runIn(t, dir, "store", "backup", "--out", backup); code != 0 {
+		t.Fatalf("backup: exit %d: %s", code, errOut)
+	}
+	// Restore only into a data dir without a store.
+	if code, _, errOut := runIn(t, dir, "store", "restore", backup); code != exitFailure || !strings.Contains(errOut, "move the store aside") {
+		t.Errorf("restore over a store: exit %d, %q", code, errOut)
+	}
+	other := t.TempDir()
+	if code, _, errOut := runIn(t, other, "store", "restore", backup); code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, errOut)
+	}
+	_, a, _ := runIn(t, dir, "store", "verify")
+	code, b, errOut := runIn(t, other, "store", "verify")
+	counts := func(s string) string { return s[strings.Index(s, "files;"):] }
+	if code != 0 || counts(a) != counts(b) {
+		t.Errorf("restored store: exit %d, %q, want the original's %q (%s)", code, b, a, errOut)
+	}
+}
+
+// A damaged store: rebuild ends with one line naming the file and what to
+// do, exit 1, current unchanged; store verify names it too.
+func TestDamagedStoreCommands(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir)
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "store", "*.sst"))
+	if len(entries) == 0 {
+		t.Fatal("no table to damage")
+	}
+	table := entries[0]
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/3] ^= 0xff
+	if err := os.WriteFile(table, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z")
+	if code != exitFailure || !strings.Contains(errOut, table) || !strings.Contains(errOut, "store verify") ||
+		strings.Count(strings.TrimSpace(errOut), "\n") != 0 || strings.Contains(errOut, "goroutine") {
+		t.Errorf("rebuild: exit %d, stderr %q", code, errOut)
+	}
+	if got := readCurrent(t, dir); got != "2026-12-01T030000Z" {
+		t.Errorf("current → %s", got)
+	}
+	code, out, _ := runIn(t, dir, "store", "verify")
+	if code != exitFailure || !strings.Contains(out, "DAMAGED "+table) {
+		t.Errorf("verify: exit %d, %q", code, out)
+	}
+}

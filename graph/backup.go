@@ -1,0 +1,58 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// Backup writes the whole store to w as Badger's backup stream (the
+// format `badger backup` writes and `badger restore` reads): one
+// consistent view, taken when Backup starts, so a crawl may go on writing
+// meanwhile and every visit is wholly in the backup or wholly out. It
+// returns the view's version.
+func (s *Store) Backup(w io.Writer) (version uint64, err error) {
+	defer recoverBadger(&err, s.dir)
+	version, err = s.db.Backup(w, 0)
+	if err != nil {
+		return 0, fmt.Errorf("graph: backup: %w", s.wrapRead(err))
+	}
+	return version, nil
+}
+
+// ErrNotEmpty: Restore's directory already holds something.
+var ErrNotEmpty = errors.New("graph: restore needs an empty store directory")
+
+// Restore makes a new store in dir from a Backup stream. dir must not
+// exist or be empty: a restore never merges into a store. The restored
+// store is opened once more to check it is a mapthenet store.
+func Restore(dir string, r io.Reader, log *slog.Logger) (err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%w: %s holds %d entries", ErrNotEmpty, dir, len(entries))
+	}
+	s, err := Open(dir, Options{Create: true, Logger: log, NameCache: -1, RecordCache: -1})
+	if err != nil {
+		return err
+	}
+	func() {
+		defer recoverBadger(&err, dir)
+		err = s.db.Load(r, 256)
+	}()
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("graph: restore into %s: %w (remove %s before trying again)", dir, err, dir)
+	}
+	s, err = Open(dir, Options{Logger: log, NameCache: -1, RecordCache: -1})
+	if err != nil {
+		return fmt.Errorf("graph: the restored store at %s does not open: %w", dir, err)
+	}
+	return s.Close()
+}
