@@ -13,8 +13,11 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 
 # -race: the store, the crawler and the rank workers are concurrent.
+# gotestsum (a tool in go.mod) runs go test and ends with the list of
+# skipped tests and why, so that a test skipped for want of a browser or
+# DuckDB shows in the output.
 unit:
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -race -count=1 -timeout 30m $(PKGS)
 
 build:
 	$(GO) build -buildvcs=auto -o bin/mapthenet ./cmd/mapthenet
