@@ -267,6 +267,7 @@ func (l *loop) run(ctx context.Context) error {
 		tick = t.Chan()
 	}
 	var idle <-chan time.Time
+	idleLogged := false
 	for {
 		for !stopping && inflight < l.o.SitesInFlight && (l.o.MaxSites <= 0 || l.nStarted < l.o.MaxSites) {
 			j, ok := l.next()
@@ -290,7 +291,16 @@ func (l *loop) run(ctx context.Context) error {
 				// Nothing due: look again later (a rebuild may have written
 				// a new schedule).
 				idle = l.o.Clock.After(l.o.IdleRecheck)
+				if !idleLogged {
+					// Once per idle spell, so a log file says why the
+					// crawl is quiet and until when.
+					l.o.Logger.Info("crawl idle", "why", idleReason(l.o.DataDir, l.asOf.Add(l.o.Clock.Since(l.start)), len(l.seeds)),
+						"recheck_every", l.o.IdleRecheck.String())
+					idleLogged = true
+				}
 			}
+		} else {
+			idleLogged = false
 		}
 		l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), inflight)
 		select {

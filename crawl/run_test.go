@@ -1,10 +1,13 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,6 +203,8 @@ func TestRunWaitsWhenIdleAndStopsOnCancel(t *testing.T) {
 	fc := clockwork.NewFakeClock()
 	opts.Clock = fc
 	opts.Seeds = []string{writeFile(t, "seeds.txt", "a.test\n")}
+	var logBuf lockedBuffer
+	opts.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
@@ -224,6 +229,29 @@ func TestRunWaitsWhenIdleAndStopsOnCancel(t *testing.T) {
 	if r.err != nil || r.stats.Visits != 3 {
 		t.Fatalf("%+v %v", r.stats, r.err)
 	}
+	// One "crawl idle" line for the idle spell, saying why.
+	logs := logBuf.String()
+	if n := strings.Count(logs, "crawl idle"); n != 1 || !strings.Contains(logs, "no schedule yet") {
+		t.Errorf("%d idle lines in\n%s", n, logs)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestRunFollowsTheSchedule(t *testing.T) {
