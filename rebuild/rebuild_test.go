@@ -369,7 +369,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestRebuildFailureLeavesCurrent(t *testing.T) {
-	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "layout", "write", "commit"} {
+	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "communities", "layout", "write", "commit"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			run1(t, dir, smallGraph(), asOf)
