@@ -141,16 +141,46 @@ func TestPlanted(t *testing.T) {
 	}
 }
 
+// batched makes every level of 4096 nodes or more use the batched,
+// parallel local moving (which only the big graphs use otherwise) for the
+// rest of the test.
+func batched(t *testing.T) {
+	old := batchedMin
+	batchedMin = 4096
+	t.Cleanup(func() { batchedMin = old })
+}
+
 // TestDeterministic: the same graph gives the same communities for any
-// number of workers, and the same again on a second run.
+// number of workers, and the same again on a second run, with local
+// moving one node at a time and in parallel batches.
 func TestDeterministic(t *testing.T) {
-	g := newSBM(2, 20_000, 100, 5, 3) // many small communities: aggregation splits across workers
-	first := detect(t, g.n, g.src, g.dst, Params{Workers: 1})
-	for _, w := range []int{1, 2, 3, 8} {
-		res := detect(t, g.n, g.src, g.dst, Params{Workers: w})
-		if !slices.Equal(res.Community, first.Community) || res.Modularity != first.Modularity {
-			t.Errorf("workers %d: different communities (modularity %v, want %v)", w, res.Modularity, first.Modularity)
-		}
+	for _, mode := range []string{"sequential", "batched"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "batched" {
+				batched(t)
+			}
+			g := newSBM(2, 20_000, 100, 5, 3) // many small communities: aggregation splits across workers
+			first := detect(t, g.n, g.src, g.dst, Params{Workers: 1})
+			for _, w := range []int{1, 2, 3, 8} {
+				res := detect(t, g.n, g.src, g.dst, Params{Workers: w})
+				if !slices.Equal(res.Community, first.Community) || res.Modularity != first.Modularity {
+					t.Errorf("workers %d: different communities (modularity %v, want %v)", w, res.Modularity, first.Modularity)
+				}
+			}
+		})
+	}
+}
+
+// TestPlantedBatched: the batched local moving finds the planted blocks
+// too.
+func TestPlantedBatched(t *testing.T) {
+	batched(t)
+	g := newSBM(1, 10_000, 500, 8, 2)
+	res := detect(t, g.n, g.src, g.dst, Params{Workers: 2})
+	score := nmi(g.block, res.Community)
+	t.Logf("%d communities, modularity %.3f, NMI %.4f", len(res.Sizes), res.Modularity, score)
+	if score < 0.9 {
+		t.Errorf("NMI %.4f with the planted blocks, want >= 0.9", score)
 	}
 }
 

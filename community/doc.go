@@ -9,15 +9,16 @@
 // to build), on the 2-core machine shared with other work, against a goal
 // of 3 s at M. It pays for graph node objects, maps and interface calls
 // per edge; this package works on the rank's CSR arrays with dense
-// indices: S in 0.5 s, M in 16.6 s (BenchmarkDetect). That is still over
-// the goal: level 0's local moving reads about 96M adjacency entries at M,
-// each a cache miss or two on arrays of a million nodes; a parallel
-// local-moving phase that stays deterministic is what is left to do.
+// indices: S in 0.5 s, M in 9.9 s (BenchmarkDetect, 2 cores). That is
+// still over the goal: level 0's local moving reads about 80M adjacency
+// entries at M, each a cache miss or two on arrays of a million nodes.
 //
 // The graph is taken as undirected: a link either way joins two domains,
 // and a pair linking both ways weighs twice as much as a one-way link.
-// Local moving is sequential, in a fixed pseudo-random order of the nodes,
-// with fixed tie-breaking, so the result depends on the graph only, never
-// on the number of workers (which only share out the building of the
-// graphs: their output is the same for any count).
+// Local moving visits the nodes in a fixed pseudo-random order with fixed
+// tie-breaking. On big levels (moveBatched) the workers choose the moves
+// of fixed batches of nodes in parallel against the communities as they
+// stood before the batch, and the moves are applied in order; small levels
+// move one node at a time (move). Either way the result depends on the
+// graph only, never on the number of workers.
 package community
