@@ -50,6 +50,12 @@ type DomainRow struct {
 	Failures        int32      `parquet:"failures,delta"`
 	MapX            *float64   `parquet:"map_x,optional"`
 	MapY            *float64   `parquet:"map_y,optional"`
+	// Community is the domain's community in the followed graph (package
+	// community): an id kept from snapshot to snapshot while most of its
+	// members stay; null for a domain without a followed link either way.
+	// INT32: ids come from a counter that grows by the new communities of
+	// each rebuild, far below 2^31 for any crawl.
+	Community *int32 `parquet:"community,optional"`
 }
 
 // EdgeRow is one row of edges.parquet: src links to dst now.

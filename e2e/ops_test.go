@@ -32,6 +32,66 @@ func TestOps(t *testing.T) {
 	t.Run("graceful stop", func(t *testing.T) { testGracefulStop(t, bin) })
 	t.Run("rebuild while crawling", func(t *testing.T) { testRebuildWhileCrawling(t, bin) })
 	t.Run("after kill -9", func(t *testing.T) { testAfterKill(t, bin) })
+	t.Run("status while crawling", func(t *testing.T) { testStatusWhileCrawling(t, bin) })
+}
+
+// mapthenet status, asked while a crawl runs (here idle after visiting
+// every site), reports what the simulated web's request log shows: one
+// visit per site requested, the pages the visit lines count; and the
+// crawl's log starts with its settings.
+func testStatusWhileCrawling(t *testing.T, bin string) {
+	w, dir := opsWeb(t, 8, 20*time.Millisecond)
+	p := startOps(t, bin, dir, opsCrawlArgs(w, dir)...)
+	p.waitFor(t, "an idle crawl", 60*time.Second, func() bool { return len(p.logged("crawl idle")) > 0 })
+	out, err := exec.Command(bin, "--data-dir", dir, "status", "--json").Output()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	var st struct {
+		Crawl *struct {
+			Visits           int            `json:"visits"`
+			Pages            int            `json:"pages"`
+			VisitsLastHour   int            `json:"visits_last_hour"`
+			OutcomesLastHour map[string]int `json:"outcomes_last_hour"`
+			SitesInFlight    int            `json:"sites_in_flight"`
+		} `json:"crawl"`
+		Store struct {
+			Bytes int64 `json:"bytes"`
+		} `json:"store"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || st.Crawl == nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	sites := map[string]bool{}
+	for _, r := range w.Requests() {
+		sites[r.Site] = true
+	}
+	pages := 0
+	p.mu.Lock()
+	var start map[string]any
+	for _, m := range p.lines {
+		if m["msg"] == "visit recorded" {
+			pages += int(m["pages"].(float64))
+		}
+		if m["msg"] == "crawl starting" && start == nil {
+			start = m
+		}
+	}
+	p.mu.Unlock()
+	c := st.Crawl
+	outcomes := 0
+	for _, n := range c.OutcomesLastHour {
+		outcomes += n
+	}
+	if c.Visits != len(sites) || c.VisitsLastHour != len(sites) || outcomes != len(sites) || c.Pages != pages || c.SitesInFlight != 0 || st.Store.Bytes == 0 {
+		t.Errorf("status %s\nrequest log: %d sites; visit lines: %d pages", out, len(sites), pages)
+	}
+	if start == nil || start["data_dir"] != dir || start["network_operators"] == nil || start["user_agent"] == nil {
+		t.Errorf("start-up line %v", start)
+	}
+	if code := p.stop(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, p.log())
+	}
 }
 
 // A crawl killed with -9 leaves its owner file and socket behind: neither

@@ -37,6 +37,7 @@ type builder struct {
 	rankInfo data.RankInfo
 
 	graph      *rank.CSR // the followed graph, kept from ranks to layout
+	community  []int32   // dense → community id; -1: none (nil: not computed)
 	order      []uint32  // ranked domains, best first
 	mapX, mapY []float64 // dense → position on the map; NaN: not placed
 	mapPrint   string    // the layout's fingerprint, kept in domains.parquet
@@ -91,6 +92,7 @@ func (b *builder) build(ctx context.Context, src Source) error {
 		{"link_words", b.writeLinkWords},
 		{"visits", b.writeVisits},
 		{"ranks", b.computeRanks},
+		{"communities", b.computeCommunities},
 		{"layout", b.computeLayout},
 		{"write", b.writeDomainsAndSchedule},
 	}
@@ -330,6 +332,9 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		}
 		if p, ok := prev[st.Name]; ok {
 			row.PrevRank = ptr(p)
+		}
+		if b.community != nil && b.community[d] >= 0 {
+			row.Community = ptr(b.community[d])
 		}
 		if b.mapX != nil && !math.IsNaN(b.mapX[d]) {
 			row.MapX, row.MapY = ptr(b.mapX[d]), ptr(b.mapY[d])

@@ -11,6 +11,8 @@
 //	link_words link_words.parquet
 //	visits     visits.parquet, streamed from the visit log (memory does not grow with it)
 //	ranks      PageRank over followed edges (package rank), ranks 1..n, tiers
+//	communities community ids (package community): Louvain over the followed graph as undirected,
+//	           ids kept from the previous snapshot's community column by majority overlap
 //	layout     map_x/map_y (package layout): the best Options.MapTop ranked domains by force
 //	           layout over the followed graph taken as undirected, warm-started from the previous
 //	           snapshot's positions by name; the other ranked domains beside their placed neighbours

@@ -196,24 +196,26 @@ func TestRebuildSmallGraph(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	i32 := func(v int32) *int32 { return &v }
 	str := func(v string) *string { return &v }
+	// Communities: {a, b, c, h} and {d, g}, which link to each other
+	// less; e and f, without a followed link, have none.
 	wantRows := []data.DomainRow{
 		{ID: 0, Domain: "a.example", Rank: i64(2), InDomains: 2, OutDomains: 2, Tier: 2, RevisitDays: 21, PagesPerVisit: 20,
 			FirstSeen: asOf.Add(-30 * day), LastVisit: tm(-5 * day), NextVisit: tm(16 * day), LastStatus: i32(200), LastOutcome: str("ok"),
-			HTTPS: bp(true), IPv6: bp(false), ASN: i64(64500), NetworkOperator: str("Example Net")},
+			HTTPS: bp(true), IPv6: bp(false), ASN: i64(64500), NetworkOperator: str("Example Net"), Community: i32(0)},
 		{ID: 1, Domain: "b.example", Rank: i64(3), InDomains: 2, OutDomains: 2, Tier: 2, RevisitDays: 21, PagesPerVisit: 20,
-			FirstSeen: asOf.Add(-20 * day), LastVisit: tm(-2 * day), NextVisit: tm(19 * day), LastStatus: i32(200), LastOutcome: str("ok")},
+			FirstSeen: asOf.Add(-20 * day), LastVisit: tm(-2 * day), NextVisit: tm(19 * day), LastStatus: i32(200), LastOutcome: str("ok"), Community: i32(0)},
 		{ID: 2, Domain: "c.example", Rank: i64(1), InDomains: 4, Tier: 1, RevisitDays: 10, PagesPerVisit: 50,
-			FirstSeen: asOf.Add(-20 * day), LastVisit: tm(-1 * day), NextVisit: tm(1 * day), LastStatus: i32(0), LastOutcome: str("timeout"), Failures: 2},
+			FirstSeen: asOf.Add(-20 * day), LastVisit: tm(-1 * day), NextVisit: tm(1 * day), LastStatus: i32(0), LastOutcome: str("timeout"), Failures: 2, Community: i32(0)},
 		{ID: 3, Domain: "d.example", OutDomains: 3, Tier: 3, RevisitDays: 365, PagesPerVisit: 8,
-			FirstSeen: asOf.Add(-10 * day), LastVisit: tm(-3 * day), NextVisit: tm(362 * day), LastStatus: i32(200), LastOutcome: str("partial")},
+			FirstSeen: asOf.Add(-10 * day), LastVisit: tm(-3 * day), NextVisit: tm(362 * day), LastStatus: i32(200), LastOutcome: str("partial"), Community: i32(1)},
 		// e: known only through a nofollow link: listed, unranked, no next visit.
 		{ID: 4, Domain: "e.example", Tier: 3, RevisitDays: 365, PagesPerVisit: 8, FirstSeen: asOf.Add(-3 * day)},
 		// f: seeded, never visited: due now with the lowest tier's pages.
 		{ID: 5, Domain: "f.example", Tier: 3, RevisitDays: 365, PagesPerVisit: 8, FirstSeen: asOf.Add(-1 * day), NextVisit: tm(0)},
 		// g: ranked 4 (tier 3), never visited: due now, 8 pages.
-		{ID: 6, Domain: "g.example", Rank: i64(4), InDomains: 1, Tier: 3, RevisitDays: 365, PagesPerVisit: 8, FirstSeen: asOf.Add(-3 * day), NextVisit: tm(0)},
+		{ID: 6, Domain: "g.example", Rank: i64(4), InDomains: 1, Tier: 3, RevisitDays: 365, PagesPerVisit: 8, FirstSeen: asOf.Add(-3 * day), NextVisit: tm(0), Community: i32(1)},
 		{ID: 8, Domain: "h.example", OutDomains: 2, Tier: 3, RevisitDays: 365, PagesPerVisit: 8, FirstSeen: asOf.Add(-40 * day),
-			LastVisit: tm(-4 * day), NextVisit: tm(361 * day), LastStatus: i32(200), LastOutcome: str("opted_out"), OptedOut: true},
+			LastVisit: tm(-4 * day), NextVisit: tm(361 * day), LastStatus: i32(200), LastOutcome: str("opted_out"), OptedOut: true, Community: i32(0)},
 	}
 	if got, w := asJSON(t, rows), asJSON(t, wantRows); got != w {
 		t.Errorf("domains.parquet:\n%s\nwant:\n%s", got, w)
@@ -294,7 +296,7 @@ func TestRebuildSmallGraph(t *testing.T) {
 	for _, st := range s.Manifest.Stages {
 		stages = append(stages, st.Stage)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks layout write commit" {
+	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks communities layout write commit" {
 		t.Errorf("manifest stages %q", got)
 	}
 
@@ -367,7 +369,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestRebuildFailureLeavesCurrent(t *testing.T) {
-	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "layout", "write", "commit"} {
+	for _, stage := range []string{"domains", "edges", "link_words", "visits", "ranks", "communities", "layout", "write", "commit"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			run1(t, dir, smallGraph(), asOf)
@@ -521,7 +523,7 @@ func TestRebuildProgress(t *testing.T) {
 	if _, err := RunFrom(context.Background(), smallGraph(), o); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks layout write commit" {
+	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks communities layout write commit" {
 		t.Errorf("progress saw %q", got)
 	}
 }

@@ -1,0 +1,228 @@
+package community
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sbm is a stochastic block model: n nodes in blocks of size, each node
+// linking to about in others of its block and out of other blocks (as
+// directed edges), as an in-edge CSR; block[v] is v's planted block.
+type sbm struct {
+	n        uint32
+	src, dst []uint32
+	block    []int32
+}
+
+func newSBM(seed uint64, n, size, in, out int) *sbm {
+	r := rand.New(rand.NewPCG(seed, 1))
+	g := &sbm{n: uint32(n), block: make([]int32, n)}
+	blocks := n / size
+	for v := range n {
+		g.block[v] = int32(v / size)
+	}
+	for v := range n {
+		b := v / size
+		for range in {
+			u := b*size + r.IntN(size)
+			if u != v {
+				g.src, g.dst = append(g.src, uint32(v)), append(g.dst, uint32(u))
+			}
+		}
+		for range out {
+			ob := r.IntN(blocks - 1)
+			if ob >= b {
+				ob++
+			}
+			g.src, g.dst = append(g.src, uint32(v)), append(g.dst, uint32(ob*size+r.IntN(size)))
+		}
+	}
+	return g
+}
+
+// csr is the in-edge CSR of edges src→dst (self-loops dropped, repeats
+// kept once), as rank.BuildCSR makes it.
+func csr(n uint32, src, dst []uint32) (offsets, sources []uint32) {
+	in := make([][]uint32, n)
+	for i := range src {
+		if src[i] != dst[i] {
+			in[dst[i]] = append(in[dst[i]], src[i])
+		}
+	}
+	offsets = make([]uint32, n+1)
+	for v := range n {
+		s := in[v]
+		slices.Sort(s)
+		s = slices.Compact(s)
+		sources = append(sources, s...)
+		offsets[v+1] = uint32(len(sources))
+	}
+	return offsets, sources
+}
+
+// nmi is the normalised mutual information of two labellings of the same
+// nodes, 2·I(A;B) / (H(A) + H(B)): 1 when they are the same partition,
+// near 0 when independent. Label -1 is a label like any other.
+func nmi(a, b []int32) float64 {
+	n := float64(len(a))
+	ca, cb := map[int32]float64{}, map[int32]float64{}
+	joint := map[[2]int32]float64{}
+	for i := range a {
+		ca[a[i]]++
+		cb[b[i]]++
+		joint[[2]int32{a[i], b[i]}]++
+	}
+	h := func(c map[int32]float64) float64 {
+		s := 0.0
+		for _, x := range c {
+			s -= x / n * math.Log(x/n)
+		}
+		return s
+	}
+	mi := 0.0
+	for k, x := range joint {
+		mi += x / n * math.Log(x*n/(ca[k[0]]*cb[k[1]]))
+	}
+	ha, hb := h(ca), h(cb)
+	if ha+hb == 0 {
+		return 1
+	}
+	return 2 * mi / (ha + hb)
+}
+
+func TestNMI(t *testing.T) {
+	for _, c := range []struct {
+		a, b []int32
+		want float64
+	}{
+		{[]int32{0, 0, 1, 1}, []int32{5, 5, 3, 3}, 1},
+		{[]int32{0, 0, 1, 1}, []int32{0, 1, 0, 1}, 0},
+		{[]int32{0, 0, 0, 0}, []int32{1, 1, 1, 1}, 1},
+	} {
+		if got := nmi(c.a, c.b); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("nmi(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func detect(t *testing.T, n uint32, src, dst []uint32, p Params) *Result {
+	t.Helper()
+	off, sources := csr(n, src, dst)
+	res, err := Detect(context.Background(), n, off, sources, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestPlanted: the planted blocks of a 10k-node stochastic block model
+// are found again (normalised mutual information at least 0.9).
+func TestPlanted(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		size, in, out int
+	}{
+		{"20 blocks of 500, 8 in 2 out", 500, 8, 2},
+		{"50 blocks of 200, 6 in 2 out", 200, 6, 2},
+		{"10 blocks of 1000, 10 in 4 out", 1000, 10, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newSBM(1, 10_000, c.size, c.in, c.out)
+			res := detect(t, g.n, g.src, g.dst, Params{})
+			score := nmi(g.block, res.Community)
+			t.Logf("%d communities, modularity %.3f, NMI %.4f", len(res.Sizes), res.Modularity, score)
+			if score < 0.9 {
+				t.Errorf("NMI %.4f with the planted blocks, want >= 0.9", score)
+			}
+		})
+	}
+}
+
+// batched makes every level of 4096 nodes or more use the batched,
+// parallel local moving (which only the big graphs use otherwise) for the
+// rest of the test.
+func batched(t *testing.T) {
+	old := batchedMin
+	batchedMin = 4096
+	t.Cleanup(func() { batchedMin = old })
+}
+
+// TestDeterministic: the same graph gives the same communities for any
+// number of workers, and the same again on a second run, with local
+// moving one node at a time and in parallel batches.
+func TestDeterministic(t *testing.T) {
+	for _, mode := range []string{"sequential", "batched"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "batched" {
+				batched(t)
+			}
+			g := newSBM(2, 20_000, 100, 5, 3) // many small communities: aggregation splits across workers
+			first := detect(t, g.n, g.src, g.dst, Params{Workers: 1})
+			for _, w := range []int{1, 2, 3, 8} {
+				res := detect(t, g.n, g.src, g.dst, Params{Workers: w})
+				if !slices.Equal(res.Community, first.Community) || res.Modularity != first.Modularity {
+					t.Errorf("workers %d: different communities (modularity %v, want %v)", w, res.Modularity, first.Modularity)
+				}
+			}
+		})
+	}
+}
+
+// TestPlantedBatched: the batched local moving finds the planted blocks
+// too.
+func TestPlantedBatched(t *testing.T) {
+	batched(t)
+	g := newSBM(1, 10_000, 500, 8, 2)
+	res := detect(t, g.n, g.src, g.dst, Params{Workers: 2})
+	score := nmi(g.block, res.Community)
+	t.Logf("%d communities, modularity %.3f, NMI %.4f", len(res.Sizes), res.Modularity, score)
+	if score < 0.9 {
+		t.Errorf("NMI %.4f with the planted blocks, want >= 0.9", score)
+	}
+}
+
+func TestIsolatedAndEmpty(t *testing.T) {
+	// 0-1-2 a triangle, 3 alone, 4→5 a pair.
+	res := detect(t, 6, []uint32{0, 1, 2, 4}, []uint32{1, 2, 0, 5}, Params{})
+	want := []int32{0, 0, 0, -1, 1, 1}
+	if !slices.Equal(res.Community, want) {
+		t.Errorf("communities %v, want %v", res.Community, want)
+	}
+	if !slices.Equal(res.Sizes, []int32{3, 2}) {
+		t.Errorf("sizes %v, want [3 2]", res.Sizes)
+	}
+	res = detect(t, 3, nil, nil, Params{})
+	if !slices.Equal(res.Community, []int32{-1, -1, -1}) || len(res.Sizes) != 0 {
+		t.Errorf("no edges: %v %v, want all -1 and no communities", res.Community, res.Sizes)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		n                uint32
+		offsets, sources []uint32
+	}{
+		{"short offsets", 3, []uint32{0, 1}, []uint32{1}},
+		{"offsets past sources", 2, []uint32{0, 1, 2}, []uint32{1}},
+		{"decreasing offsets", 2, []uint32{0, 2, 1}, []uint32{1}},
+		{"source out of range", 2, []uint32{0, 1, 1}, []uint32{7}},
+	} {
+		if _, err := Detect(context.Background(), c.n, c.offsets, c.sources, Params{}); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	g := newSBM(1, 10_000, 500, 8, 2)
+	off, sources := csr(g.n, g.src, g.dst)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Detect(ctx, g.n, off, sources, Params{}); err == nil {
+		t.Error("a cancelled context: no error")
+	}
+}

@@ -1,0 +1,154 @@
+package rebuild
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graphgen"
+)
+
+// communitiesOf reads the community column of snapshot id by domain
+// (-1: null).
+func communitiesOf(t *testing.T, dir, id string) map[string]int32 {
+	t.Helper()
+	s := mustOpen(t, dir, id)
+	rows, err := s.Domains()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int32{}
+	for _, r := range rows {
+		m[r.Domain] = -1
+		if r.Community != nil {
+			m[r.Domain] = *r.Community
+		}
+	}
+	return m
+}
+
+// TestRebuildCommunities: domains.parquet's community column finds
+// graphgen's planted communities, leaves domains without a followed link
+// empty, and keeps the ids when 1% more edges come in.
+func TestRebuildCommunities(t *testing.T) {
+	dir := t.TempDir()
+	src := generatedSource(t)
+	m1 := run1(t, dir, src, asOf)
+	first := communitiesOf(t, dir, m1.ID)
+	if !slices.ContainsFunc(m1.Stages, func(s data.StageTiming) bool { return s.Stage == "communities" }) {
+		t.Errorf("manifest stages %v: no communities stage", m1.Stages)
+	}
+
+	gen, err := graphgen.New(graphgen.Config{Domains: 900, Edges: 6000, Seed: 5, Communities: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, e := range src.edges {
+		if !e.Nofollow {
+			linked[gen.Name(e.SrcID)], linked[gen.Name(e.DstID)] = true, true
+		}
+	}
+	// Each planted community is mostly one id, a different one each.
+	votes := map[int]map[int32]int{}
+	for id := range uint32(gen.Domains()) {
+		name := gen.Name(id)
+		c := first[name]
+		if (c >= 0) != linked[name] {
+			t.Fatalf("%s: community %d, followed links %v", name, c, linked[name])
+		}
+		if c >= 0 {
+			p := gen.Community(id)
+			if votes[p] == nil {
+				votes[p] = map[int32]int{}
+			}
+			votes[p][c]++
+		}
+	}
+	seen := map[int32]bool{}
+	for p, v := range votes {
+		best, total := int32(-1), 0
+		for c, n := range v {
+			total += n
+			if best < 0 || n > v[best] || (n == v[best] && c < best) {
+				best = c
+			}
+		}
+		if v[best]*10 < total*8 || seen[best] {
+			t.Errorf("planted community %d: its largest id %d has %d of %d members (or is another's)", p, best, v[best], total)
+		}
+		seen[best] = true
+	}
+
+	// 1% more edges, at random: ids stay for at least 95% of domains.
+	r := rand.New(rand.NewPCG(7, 7))
+	var extra [][2]uint32
+	have := map[[2]uint32]bool{}
+	for _, e := range src.edges {
+		have[[2]uint32{e.SrcID, e.DstID}] = true
+	}
+	for len(extra) < len(src.edges)/100 {
+		e := [2]uint32{uint32(r.IntN(gen.Domains())), uint32(r.IntN(gen.Domains()))}
+		if e[0] != e[1] && !have[e] {
+			have[e] = true
+			extra = append(extra, e)
+		}
+	}
+	m2 := run1(t, dir, generatedSource(t, extra...), asOf.Add(day))
+	second := communitiesOf(t, dir, m2.ID)
+	kept, assigned := 0, 0
+	for name, c := range first {
+		if c >= 0 {
+			assigned++
+			if second[name] == c {
+				kept++
+			}
+		}
+	}
+	t.Logf("%d extra edges: %d of %d domains keep their community id", len(extra), kept, assigned)
+	if kept*100 < assigned*95 {
+		t.Errorf("%d of %d domains keep their community id, want at least 95%%", kept, assigned)
+	}
+}
+
+// prevCommunityRow is a domains.parquet row as far as
+// loadPrevCommunities cares, with a column it must skip.
+type prevCommunityRow struct {
+	ID        int32  `parquet:"id"`
+	Domain    string `parquet:"domain"`
+	Rank      *int64 `parquet:"rank,optional"`
+	Community *int32 `parquet:"community,optional"`
+}
+
+func TestLoadPrevCommunities(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	b := &builder{log: slog.New(slog.DiscardHandler), names: []string{"a.example", "b.example", "c.example", "d.example"},
+		dense: []int32{0, 1, -1, 2, 3}}
+	rows := []prevCommunityRow{
+		{ID: 0, Domain: "a.example", Community: i32(5)},
+		{ID: 1, Domain: "b.example"},                        // no community
+		{ID: 2, Domain: "gone.example", Community: i32(9)},  // id no longer in the store
+		{ID: 3, Domain: "other.example", Community: i32(4)}, // id of another name: another store
+		{ID: 4, Domain: "d.example", Community: i32(12)},
+		{ID: 99, Domain: "x.example", Community: i32(1)}, // beyond the store's ids
+	}
+	for range 3 { // more than one row group (writePrev makes groups of 7)
+		rows = append(rows, prevCommunityRow{ID: 2, Domain: "gone.example"})
+	}
+	b.prevDomains = writePrev(t, rows, "")
+	got, err := b.loadPrevCommunities()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{5, -1, -1, 12}; !slices.Equal(got, want) {
+		t.Errorf("previous communities %v, want %v", got, want)
+	}
+
+	// A snapshot written before the column existed: none, no error.
+	b.prevDomains = writePrev(t, []prevRow{{Domain: "a.example"}}, "")
+	if got, err := b.loadPrevCommunities(); err != nil || got != nil {
+		t.Errorf("no community column: %v, %v; want nil, nil", got, err)
+	}
+}
