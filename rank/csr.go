@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
+
+	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
 // BuildCSR builds the in-edge CSR of the graph of n nodes whose edges are
@@ -31,7 +32,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	counts := make([][]uint32, parts)
 	errs := make([]error, parts)
 	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
-	parallel(parts, func(k int) {
+	parallel.Run(parts, func(k int) {
 		c := makeLarge[uint32](int(n), int(n))
 		lo, hi := span(k)
 		for i := lo; i < hi; i++ {
@@ -71,7 +72,7 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	sources := makeLarge[uint32](int(total), int(total))
 
 	// Pass 2: place every source under its target.
-	parallel(parts, func(k int) {
+	parallel.Run(parts, func(k int) {
 		cur := counts[k]
 		lo, hi := span(k)
 		for i := lo; i < hi; i++ {
@@ -169,7 +170,7 @@ func (g *CSR) countOut(workers int) {
 	m := len(g.Sources)
 	parts := max(1, min(workers, m/parallelMinEdges))
 	counts := make([][]uint32, parts)
-	parallel(parts, func(k int) {
+	parallel.Run(parts, func(k int) {
 		c := makeLarge[uint32](int(g.N), int(g.N))
 		for _, s := range g.Sources[k*m/parts : (k+1)*m/parts] {
 			c[s]++
@@ -188,20 +189,3 @@ func (g *CSR) countOut(workers int) {
 // parallelMinEdges is the least work per goroutine for the edge passes
 // (a variable so tests can exercise the parallel paths on small graphs).
 var parallelMinEdges = 1 << 20
-
-// parallel runs fn(0..k-1) on k goroutines and waits for them.
-func parallel(k int, fn func(i int)) {
-	if k == 1 {
-		fn(0)
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range k {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(i)
-		}()
-	}
-	wg.Wait()
-}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
 // Ranks orders the nodes that have at least one (followed) in-link by
@@ -84,7 +86,7 @@ func sortKeyed(a []keyed) []keyed {
 	}
 	half := len(a) / 2
 	buf := makeLarge[keyed](len(a), len(a))
-	parallel(2, func(k int) {
+	parallel.Run(2, func(k int) {
 		lo, hi := 0, half
 		if k == 1 {
 			lo, hi = half, len(a)

@@ -1,6 +1,10 @@
 package rank
 
-import "github.com/cespare/xxhash/v2"
+import (
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/mapthenet/mapthenet/internal/parallel"
+)
 
 // renumber makes ids independent of the input's order: it orders the
 // names as renumberShards does and rewrites src and dst in place.
@@ -36,7 +40,7 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 	out := countSources(src, most*len(shards), workers)
 	items := makeLarge[keyed](n, n)
 	parts := max(1, min(workers, len(shards)))
-	parallel(parts, func(p int) {
+	parallel.Run(parts, func(p int) {
 		j := 0
 		for k, names := range shards {
 			if k%parts != p {
@@ -64,7 +68,7 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 	items = nil
 	m := len(src)
 	wk := max(1, min(workers, m/parallelMinEdges))
-	parallel(wk, func(k int) {
+	parallel.Run(wk, func(k int) {
 		for i := k * m / wk; i < (k+1)*m/wk; i++ {
 			src[i] = perm[src[i]]
 			dst[i] = perm[dst[i]]
@@ -89,7 +93,7 @@ func countSources(src []uint32, n, workers int) []uint32 {
 	m := len(src)
 	parts := max(1, min(workers, m/parallelMinEdges))
 	counts := make([][]uint32, parts)
-	parallel(parts, func(k int) {
+	parallel.Run(parts, func(k int) {
 		c := makeLarge[uint32](n, n)
 		for _, s := range src[k*m/parts : (k+1)*m/parts] {
 			c[s]++

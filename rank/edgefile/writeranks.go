@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
 // writePartRows is the rows of one part of the rank file, encoded on its
@@ -77,7 +78,7 @@ func WriteRanks(outPath string, t Ranked, workers int) (err error) {
 		k := min(workers, nparts-first)
 		parts := make([][]byte, k)
 		errs := make([]error, k)
-		parallel(k, func(i int) {
+		parallel.Run(k, func(i int) {
 			lo := (first + i) * writePartRows
 			hi := min(len(rows), lo+writePartRows)
 			parts[i], errs[i] = encodeRankPart(&t, rows, lo, hi, len(order))
