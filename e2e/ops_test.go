@@ -42,7 +42,11 @@ func TestOps(t *testing.T) {
 func testStatusWhileCrawling(t *testing.T, bin string) {
 	w, dir := opsWeb(t, 8, 20*time.Millisecond)
 	p := startOps(t, bin, dir, opsCrawlArgs(w, dir)...)
-	p.waitFor(t, "an idle crawl", 60*time.Second, func() bool { return len(p.logged("crawl idle")) > 0 })
+	// Idle, and every visit committed (the recorder logs "visit recorded"
+	// after the commit, which may come after the loop has gone idle).
+	p.waitFor(t, "an idle crawl with 8 visits recorded", 60*time.Second, func() bool {
+		return len(p.logged("crawl idle")) > 0 && len(p.logged("visit recorded")) >= 8
+	})
 	out, err := exec.Command(bin, "--data-dir", dir, "status", "--json").Output()
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -143,7 +144,9 @@ func readStatus(ctx context.Context, dataDir string, now time.Time) (*statusRepo
 	return st, nil
 }
 
-// dirSize sums the sizes of the files under dir (false: no such dir).
+// dirSize sums the disk space the files under dir take, as du does
+// (false: no such dir). Not their sizes: Badger preallocates its value
+// log (2 GiB, sparse), which would swamp a small store's figure.
 func dirSize(dir string) (int64, bool) {
 	var n int64
 	exists := false
@@ -152,7 +155,13 @@ func dirSize(dir string) (int64, bool) {
 			return nil
 		}
 		exists = true
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+		info, err := d.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n += st.Blocks * 512
+		} else {
 			n += info.Size()
 		}
 		return nil
