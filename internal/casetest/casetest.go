@@ -91,3 +91,27 @@ func Text(d *TestData) string {
 	}
 	return d.Input + "\n"
 }
+
+// Each calls fn with every command of the case files matching glob,
+// without running or checking them: to seed a fuzz target with the cases'
+// inputs, say.
+func Each(tb testing.TB, glob string, fn func(d *TestData)) {
+	tb.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	slices.Sort(files)
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// Run over the file's text, not the file: nothing is rewritten.
+		// Each command "passes" by returning what it expects.
+		datadriven.RunTestFromStringAny(tb, string(b), func(_ testing.TB, d *TestData) string {
+			fn(d)
+			return d.Expected
+		})
+	}
+}
