@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -16,31 +15,6 @@ import (
 var updateRank = flag.Bool("update-rank", false, "rewrite the rank/schedule golden files")
 
 const rankGoldenDir = "testdata/rank"
-
-// runIn runs a command line in-process with --data-dir dir and returns the
-// exit code, stdout and stderr (os.Stdout/os.Stderr are swapped: tests
-// using it must not run in parallel).
-func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
-	t.Helper()
-	tmp := t.TempDir()
-	outF, err := os.Create(filepath.Join(tmp, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(filepath.Join(tmp, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outF, errF
-	code := run(context.Background(), append([]string{"--data-dir", dir}, args...))
-	os.Stdout, os.Stderr = oldOut, oldErr
-	outF.Close()
-	errF.Close()
-	o, _ := os.ReadFile(outF.Name())
-	e, _ := os.ReadFile(errF.Name())
-	return code, string(o), string(e)
-}
 
 func rankGolden(t *testing.T, name, got string) {
 	t.Helper()
@@ -115,7 +89,7 @@ func rebuiltDir(t *testing.T) string {
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, now := range []string{"2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z"} {
-		if code, out, errOut := runIn(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag); code != 0 {
+		if code, out, errOut := runCLI(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag); code != 0 {
 			t.Fatalf("rebuild: exit %d\n%s%s", code, out, errOut)
 		}
 	}
@@ -137,7 +111,7 @@ func TestRankCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			code, out, errOut := runIn(t, dir, tc.args...)
+			code, out, errOut := runCLI(t, dir, tc.args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -193,7 +167,7 @@ func TestRankErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errOut := runIn(t, tc.dir, tc.args...)
+			code, _, errOut := runCLI(t, tc.dir, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
 			}
