@@ -199,8 +199,7 @@ func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
 	return err
 }
 
-// domainsKey and edgesKey find the manifest's count keys, whichever of
-// "domains" or "domains.parquet" the rebuild uses.
+// outcomeList is a crawl's visits by outcome, in data.Outcomes' order.
 func outcomeList(s crawl.Stats) string {
 	var parts []string
 	for _, o := range data.Outcomes {
