@@ -10,7 +10,7 @@ import (
 	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
-// TestDataDriven runs the robots.txt cases in testdata/*.txt
+// TestRobotsTxtCases runs the robots.txt cases in testdata/*.txt
 // (internal/casetest has the file format). Commands:
 //
 //	parse NAME [eol=lf|crlf|cr|mixed] [bom]
@@ -28,8 +28,8 @@ import (
 //	<the verdicts>
 //
 // A check asks the robots.txt of the parse before it. After a deliberate
-// change: go test ./crawl/robots -run TestDataDriven -update.
-func TestDataDriven(t *testing.T) {
+// change: go test ./crawl/robots -run Cases -update.
+func TestRobotsTxtCases(t *testing.T) {
 	casetest.Run(t, "testdata/*.txt", func(t *testing.T) casetest.Runner {
 		var parsed *Robots
 		return func(t *testing.T, d *casetest.TestData) string {
