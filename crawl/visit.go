@@ -178,7 +178,8 @@ type stop struct {
 }
 
 // apply writes how the visit ended into its result. atHome: the stop came
-// before any page was read whole.
+// at the home page or before it (robots.txt): the visit is that failure,
+// with no links (but for a complete stop).
 func (s *stop) apply(v *visit, atHome bool) error {
 	if s.abandon {
 		return ErrAbandoned

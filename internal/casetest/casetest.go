@@ -36,16 +36,6 @@ type Runner func(t *testing.T, d *TestData) string
 
 var update = flag.Bool("update", false, "rewrite the expected outputs of the data-driven cases under testdata/ (datadriven's -rewrite)")
 
-// Update reports whether the test binary was asked to rewrite its expected
-// outputs and golden files (-update or -rewrite).
-func Update() bool {
-	if *update {
-		return true
-	}
-	f := flag.Lookup("rewrite")
-	return f != nil && f.Value.String() == "true"
-}
-
 // Run runs every case file matching glob (e.g. "testdata/visits/*.txt"),
 // each as a subtest named for the file without its extension. newFile is
 // called once per file, in the file's subtest, and returns the Runner of
