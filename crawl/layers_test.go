@@ -1,7 +1,9 @@
 package crawl
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
+	"github.com/mapthenet/mapthenet/crawl/robots"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
 )
@@ -177,5 +180,90 @@ func testCrawlerOptions() Options {
 		UserAgent:   DefaultUserAgent, RobotsToken: DefaultRobotsToken,
 		From: "crawler@example.org", SignatureAgentURL: webbotauth.DefaultAgentURL,
 		Resolver: stubResolver{},
+	}
+}
+
+func TestGate(t *testing.T) {
+	c, err := NewCrawler(testCrawlerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(body string) *hostRobots {
+		r, ok := robots.FromStatus(200, []byte(body))
+		return &hostRobots{status: 200, available: ok, group: r.Group(DefaultRobotsToken)}
+	}
+	// The robots.txt of each origin as if already read this visit: the
+	// gate sends nothing.
+	v := &visit{c: c, domain: "a.test", robots: map[string]*hostRobots{
+		"http://a.test":     read("User-agent: *\nDisallow: /private\n"),
+		"http://www.a.test": read("User-agent: *\nDisallow: /\n"),
+		"http://m.a.test":   {status: 503, group: robots.DisallowAll().Group(DefaultRobotsToken)},
+	}}
+	tests := []struct {
+		url     string
+		home    bool
+		pass    bool
+		outcome data.Outcome // the stop's; "": none
+	}{
+		{"http://a.test/", true, true, ""},
+		{"http://a.test/page", false, true, ""},
+		{"http://a.test/private/x", false, false, ""},
+		{"http://www.a.test/", true, false, data.OutcomeOK}, // complete, no links
+		{"http://www.a.test/x", false, false, ""},
+		{"http://m.a.test/", true, false, data.OutcomeRobotsUnavailable},
+		{"http://m.a.test/x", false, false, ""},
+	}
+	for _, tc := range tests {
+		u, _ := url.Parse(tc.url)
+		s, pass := v.gate(context.Background(), u, tc.home)
+		got := data.Outcome("")
+		if s != nil {
+			got = s.outcome
+		}
+		if pass != tc.pass || got != tc.outcome {
+			t.Errorf("gate(%s, home %v) = %v %q, want %v %q", tc.url, tc.home, pass, got, tc.pass, tc.outcome)
+		}
+		if s != nil && s.complete != (got == data.OutcomeOK) {
+			t.Errorf("gate(%s): complete %v", tc.url, s.complete)
+		}
+	}
+}
+
+func TestOffSite(t *testing.T) {
+	c, err := NewCrawler(testCrawlerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		url     string
+		home    bool
+		on      bool
+		outcome data.Outcome
+		links   []string
+	}{
+		{"https://www.a.test/x", true, true, "", nil},
+		{"https://b.test/", false, false, "", nil},
+		{"https://www.b.test/", true, false, data.OutcomeMoved, []string{"b.test"}},
+		{"http://127.0.0.1/", true, false, data.OutcomeConnectError, nil},
+		{"http://127.0.0.1/", false, false, "", nil},
+	}
+	for _, tc := range tests {
+		v := &visit{c: c, domain: "a.test", links: newLinkSet()}
+		u, _ := url.Parse(tc.url)
+		s, on := v.offSite(u, tc.home)
+		got := data.Outcome("")
+		if s != nil {
+			got = s.outcome
+		}
+		if on != tc.on || got != tc.outcome {
+			t.Errorf("offSite(%s, home %v) = %v %q, want %v %q", tc.url, tc.home, on, got, tc.on, tc.outcome)
+		}
+		var links []string
+		for _, l := range v.links.result(0) {
+			links = append(links, l.Dst)
+		}
+		if fmt.Sprint(links) != fmt.Sprint(tc.links) {
+			t.Errorf("offSite(%s): links %v, want %v", tc.url, links, tc.links)
+		}
 	}
 }
