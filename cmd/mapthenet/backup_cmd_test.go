@@ -78,7 +78,7 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 		done <- nil
 	}()
 	file := filepath.Join(t.TempDir(), "backup")
-	code, out, errOut := runCLI(t, dir, "store", "backup", "--out", file)
+	code, out, errOut := runIn(t, dir, "store", "backup", "--out", file)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 	}
 	final := visitsByDomain(t, store)
 	other := t.TempDir()
-	if code, _, errOut := runCLI(t, other, "store", "restore", file); code != 0 {
+	if code, _, errOut := runIn(t, other, "store", "restore", file); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, errOut)
 	}
 	restored, err := graph.Open(filepath.Join(other, "store"), graph.Options{ReadOnly: true})

@@ -60,7 +60,7 @@ func TestCrawlWithoutIdentityRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			code, _, stderr := runCLI(t, dir, append([]string{"crawl", "--until-idle", "--seeds", seeds}, tt.args...)...)
+			code, _, stderr := runIn(t, dir, append([]string{"crawl", "--until-idle", "--seeds", seeds}, tt.args...)...)
 			if code != exitUsage {
 				t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)
 			}
@@ -106,7 +106,7 @@ func TestCrawlIdentityBadInput(t *testing.T) {
 				}
 				args = append(args, "--"+k, v)
 			}
-			code, _, stderr := runCLI(t, t.TempDir(), args...)
+			code, _, stderr := runIn(t, t.TempDir(), args...)
 			if code != exitUsage || !strings.Contains(stderr, "--"+tt.key) || !strings.Contains(stderr, tt.want) {
 				t.Errorf("--%s %q (mapped %v): exit %d, want %d and %q: %s", tt.key, tt.value, mapped, code, exitUsage, tt.want, stderr)
 			}
@@ -143,7 +143,7 @@ func crawlOnLoopback(t *testing.T, dir string, srv *httptest.Server, extra ...st
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	args := append([]string{"crawl", "--until-idle", "--seeds", seeds, "--max-sites", "1", "--min-delay", "1ms",
 		"--connect-to", "::127.0.0.1:" + port, "--now", "2026-12-03T01:00:00Z", "--create"}, extra...)
-	code, _, stderr := runCLI(t, dir, args...)
+	code, _, stderr := runIn(t, dir, args...)
 	return code, stderr
 }
 
@@ -152,7 +152,7 @@ func crawlOnLoopback(t *testing.T, dir string, srv *httptest.Server, extra ...st
 // X-Crawler-Info.
 func TestInitThenCrawlSendsIdentity(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	code, out, stderr := runCLI(t, dir, append(initArgs, "--crawler-info")...)
+	code, out, stderr := runIn(t, dir, append(initArgs, "--crawler-info")...)
 	if code != 0 {
 		t.Fatalf("init: exit %d: %s", code, stderr)
 	}
@@ -218,7 +218,7 @@ func TestMappedCrawlUsesBuiltInIdentity(t *testing.T) {
 // identity.
 func TestDemoRunsWithoutIdentity(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "demo")
-	code, stdout, stderr := runCLI(t, t.TempDir(), "demo", "--sites", "20", "--min-delay", "1ms", "--out", out, "--top", "3")
+	code, stdout, stderr := runIn(t, t.TempDir(), "demo", "--sites", "20", "--min-delay", "1ms", "--out", out, "--top", "3")
 	if code != 0 {
 		t.Fatalf("demo: exit %d: %s", code, stderr)
 	}
@@ -244,7 +244,7 @@ func TestInitRefusesMissingOrBadValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			code, _, stderr := runCLI(t, dir, tt.args...)
+			code, _, stderr := runIn(t, dir, tt.args...)
 			if code != exitUsage || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, want %d and %q: %s", code, exitUsage, tt.want, stderr)
 			}
@@ -261,7 +261,7 @@ func TestInitRefusesMissingOrBadValues(t *testing.T) {
 // keeps the key with it.
 func TestInitWritesConfigOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	if code, _, stderr := runCLI(t, dir, initArgs...); code != 0 {
+	if code, _, stderr := runIn(t, dir, initArgs...); code != 0 {
 		t.Fatalf("init: exit %d: %s", code, stderr)
 	}
 	path := filepath.Join(dir, "config.toml")
@@ -299,7 +299,7 @@ func TestInitWritesConfigOnce(t *testing.T) {
 		t.Errorf("key mode %v, want 0600", st.Mode().Perm())
 	}
 
-	code, _, stderr := runCLI(t, dir, initArgs...)
+	code, _, stderr := runIn(t, dir, initArgs...)
 	if code != exitFailure || !strings.Contains(stderr, "config.toml exists: pass --force to replace it") {
 		t.Errorf("second init: exit %d: %s", code, stderr)
 	}
@@ -309,7 +309,7 @@ func TestInitWritesConfigOnce(t *testing.T) {
 	if err := os.WriteFile(path, []byte("bogus = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := runCLI(t, dir, append(initArgs, "--force", "--from", "other@example.org")...)
+	code, out, stderr := runIn(t, dir, append(initArgs, "--force", "--from", "other@example.org")...)
 	if code != 0 || !strings.Contains(out, "kept "+strings.TrimSuffix(keys[0].Name(), ".jwk")) {
 		t.Fatalf("init --force: exit %d: %s%s", code, out, stderr)
 	}
@@ -341,7 +341,7 @@ func TestDataDirConfigKeys(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(tt.config), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, _, stderr := runCLI(t, dir, tt.args...)
+		code, _, stderr := runIn(t, dir, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
 			t.Errorf("config %q, %v: exit %d, want %d and %q: %s", tt.config, tt.args, code, tt.code, tt.want, stderr)
 		}

@@ -49,7 +49,7 @@ func readDirectory(t *testing.T, msg string) ([]string, *http.Response) {
 func TestKeysCommands(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
-		return runCLI(t, dir, args...)
+		return runIn(t, dir, args...)
 	}
 	code, out, errOut := run("keys", "init", "--now", keysNow)
 	if code != 0 || !strings.Contains(out, "created signing key ") || !strings.Contains(out, webbotauth.DefaultAgentURL) {
@@ -108,7 +108,7 @@ func TestKeysUsageErrors(t *testing.T) {
 		{[]string{"keys", "bogus"}, 2, ""},
 		{[]string{"keys", "init", "--bogus"}, 2, "unknown flag"},
 	} {
-		code, _, errOut := runCLI(t, filepath.Join(t.TempDir(), "data"), tc.args...)
+		code, _, errOut := runIn(t, filepath.Join(t.TempDir(), "data"), tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%v: exit %d (%q), want %d and %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
@@ -117,7 +117,7 @@ func TestKeysUsageErrors(t *testing.T) {
 
 func TestKeysHelp(t *testing.T) {
 	for _, sub := range []string{"init", "rotate", "directory", "serve"} {
-		code, out, _ := runCLI(t, filepath.Join(t.TempDir(), "data"), "keys", sub, "--help")
+		code, out, _ := runIn(t, filepath.Join(t.TempDir(), "data"), "keys", sub, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "mapthenet keys "+sub) {
 			t.Errorf("keys %s --help: %d\n%s", sub, code, out)
 		}
@@ -126,7 +126,7 @@ func TestKeysHelp(t *testing.T) {
 
 func TestKeysServe(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, errOut := runCLI(t, dir, "keys", "init"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)
 	}
 	global = globalOptions{DataDir: dir, logger: slog.New(slog.DiscardHandler)}

@@ -56,7 +56,7 @@ func TestMapCommand(t *testing.T) {
 	dir := t.TempDir()
 	writeMapSnapshot(t, dir, placedRows(true))
 	pngPath, htmlPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.html")
-	code, out, errOut := runCLI(t, dir, "map", "--png", pngPath, "--html", htmlPath, "--width", "640", "--height", "480", "--color", "tld")
+	code, out, errOut := runIn(t, dir, "map", "--png", pngPath, "--html", htmlPath, "--width", "640", "--height", "480", "--color", "tld")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -84,7 +84,7 @@ func TestMapCommandHTMLPoints(t *testing.T) {
 	dir := t.TempDir()
 	writeMapSnapshot(t, dir, placedRows(true))
 	htmlPath := filepath.Join(dir, "top.html")
-	code, out, errOut := runCLI(t, dir, "map", "--html", htmlPath, "--html-points", "2")
+	code, out, errOut := runIn(t, dir, "map", "--html", htmlPath, "--html-points", "2")
 	if code != 0 || !strings.Contains(out, "page of the top 2 of 4 placed domains") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
@@ -117,7 +117,7 @@ func TestMapCommandErrors(t *testing.T) {
 		{"nothing placed", unplaced, []string{"map", "--html", out(unplaced)}, exitFailure, "no placed domains"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errOut := runCLI(t, tc.dir, tc.args...)
+			code, _, errOut := runIn(t, tc.dir, tc.args...)
 			if code != tc.code || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.code, errOut, tc.want)
 			}
@@ -129,7 +129,7 @@ func TestMapCommandErrors(t *testing.T) {
 }
 
 func TestMapHelp(t *testing.T) {
-	code, out, _ := runCLI(t, t.TempDir(), "map", "--help")
+	code, out, _ := runIn(t, t.TempDir(), "map", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

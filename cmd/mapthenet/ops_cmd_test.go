@@ -23,7 +23,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 	fillStore(t, local)
 	fillStore(t, remote)
 	args := []string{"rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--keep", "2", "--workers", "1"}
-	code, want, errOut := runCLI(t, local, args...)
+	code, want, errOut := runIn(t, local, args...)
 	if code != 0 {
 		t.Fatalf("local: exit %d: %s", code, errOut)
 	}
@@ -38,7 +38,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	code, got, errOut := runCLI(t, remote, args...)
+	code, got, errOut := runIn(t, remote, args...)
 	if code != 0 {
 		t.Fatalf("via the crawl: exit %d: %s", code, errOut)
 	}
@@ -61,7 +61,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut = runCLI(t, remote, "rebuild", "--now", "2026-12-01T04:00:00Z")
+	code, _, errOut = runIn(t, remote, "rebuild", "--now", "2026-12-01T04:00:00Z")
 	release()
 	if code != exitBusy || !strings.Contains(errOut, "a rebuild is already running in mapthenet crawl (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("second rebuild: exit %d: %s", code, errOut)
@@ -72,7 +72,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 	if err := control.WriteOwner(filepath.Join(remote, control.StoreOwnerName), control.Self("mapthenet crawl", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut = runCLI(t, remote, "rebuild", "--now", "2026-12-01T05:00:00Z")
+	code, _, errOut = runIn(t, remote, "rebuild", "--now", "2026-12-01T05:00:00Z")
 	if code != exitBusy || !strings.Contains(errOut, "in use by mapthenet crawl (pid "+strconv.Itoa(os.Getpid())) ||
 		!strings.Contains(errOut, "no crawl answers") {
 		t.Errorf("no socket: exit %d: %s", code, errOut)
@@ -87,7 +87,7 @@ func TestRebuildTwiceLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
 	if code != exitBusy || !strings.Contains(errOut, "a rebuild is already running in mapthenet rebuild (pid 4242") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
@@ -108,7 +108,7 @@ func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every host mapped: no identity needed to get as far as the store.
-	code, _, errOut := runCLI(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
+	code, _, errOut := runIn(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
 	want := "data dir " + dir + " is in use by mapthenet crawl (pid " + strconv.Itoa(os.Getpid()) + ", started "
 	if code != exitBusy || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
@@ -120,7 +120,7 @@ func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
 func TestRebuildStageLog(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	code, _, errOut := runCLI(t, dir, "--log-format", "json", "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag)
+	code, _, errOut := runIn(t, dir, "--log-format", "json", "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

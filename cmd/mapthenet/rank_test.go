@@ -89,7 +89,7 @@ func rebuiltDir(t *testing.T) string {
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, now := range []string{"2026-12-01T02:00:00Z", "2026-12-01T03:00:00Z"} {
-		if code, out, errOut := runCLI(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag); code != 0 {
+		if code, out, errOut := runIn(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag); code != 0 {
 			t.Fatalf("rebuild: exit %d\n%s%s", code, out, errOut)
 		}
 	}
@@ -111,7 +111,7 @@ func TestRankCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			code, out, errOut := runCLI(t, dir, tc.args...)
+			code, out, errOut := runIn(t, dir, tc.args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -167,7 +167,7 @@ func TestRankErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errOut := runCLI(t, tc.dir, tc.args...)
+			code, _, errOut := runIn(t, tc.dir, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
 			}

@@ -31,7 +31,7 @@ func TestRebuildCommand(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
 	// 8 edges: h.example's two went when it opted out.
-	code, out, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--keep", "1")
+	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--keep", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -45,7 +45,7 @@ func TestRebuildCommand(t *testing.T) {
 		t.Errorf("current → %q (%v)", target, err)
 	}
 	// --keep 1 leaves only the newest.
-	if code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z", "--keep", "1"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z", "--keep", "1"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rebuilds", "2026-12-01T030000Z")); !os.IsNotExist(err) {
@@ -56,18 +56,18 @@ func TestRebuildCommand(t *testing.T) {
 func TestRebuildCommandEmptyStore(t *testing.T) {
 	dir := t.TempDir()
 	// No store: refused (a mistyped --data-dir), unless told to create one.
-	code, out, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
 	if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
 		t.Fatalf("no store: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
 		t.Errorf("the refused rebuild made a store: %v", err)
 	}
-	code, out, errOut = runCLI(t, dir, "rebuild", "--create", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut = runIn(t, dir, "rebuild", "--create", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 || !strings.Contains(out, "0 domains, 0 ranked") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, dir, "schedule", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut = runIn(t, dir, "schedule", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 || !strings.Contains(out, "0 scheduled") {
 		t.Fatalf("schedule: exit %d\n%s%s", code, out, errOut)
 	}
@@ -80,7 +80,7 @@ func TestRebuildCommandStoreBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
 	if code != exitBusy || !strings.Contains(errOut, "running crawl") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
@@ -128,7 +128,7 @@ func TestRankEdgeFileCommand(t *testing.T) {
 	if err := writeTestParquet(in, []data.EdgeRow{{Src: "a.example", Dst: "b.example"}, {Src: "b.example", Dst: "c.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, errOut := runCLI(t, dir, "rank", "--edges", in, "--out", out)
+	code, stdout, errOut := runIn(t, dir, "rank", "--edges", in, "--out", out)
 	if code != 0 || !strings.Contains(stdout, "2 edge rows") || !strings.Contains(stdout, "2 ranked") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
 	}

@@ -36,7 +36,7 @@ func TestRemoveWhileCrawling(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, now := range []string{"2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z"} {
-		if code, _, errOut := runCLI(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag, "--workers", "1"); code != 0 {
+		if code, _, errOut := runIn(t, dir, "rebuild", "--now", now, "--tiers", testTiersFlag, "--workers", "1"); code != 0 {
 			t.Fatalf("rebuild: %d %s", code, errOut)
 		}
 	}
@@ -95,14 +95,14 @@ func TestRemoveWhileCrawling(t *testing.T) {
 		crawled <- err
 	}()
 
-	code, out, errOut := runCLI(t, dir, "remove", "force", "b.example", "--reason", "e-mail from the registrant", "--now", "2026-12-02T10:00:00Z")
+	code, out, errOut := runIn(t, dir, "remove", "force", "b.example", "--reason", "e-mail from the registrant", "--now", "2026-12-02T10:00:00Z")
 	if code != 0 || !strings.Contains(out, "b.example removed (forced: e-mail from the registrant)") {
 		t.Fatalf("remove force while crawling: %d\n%s%s", code, out, errOut)
 	}
-	_, out, _ = runCLI(t, dir, "remove", "token", "d.example")
+	_, out, _ = runIn(t, dir, "remove", "token", "d.example")
 	tok := tokenLine.FindStringSubmatch(out)[2]
 	fakeChecker(t, txtFake{"d.example": {"mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runCLI(t, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
+	code, out, errOut = runIn(t, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
 	if code != 0 || !strings.Contains(out, "d.example removed (proof: dns:") {
 		t.Fatalf("remove verify while crawling: %d\n%s%s", code, out, errOut)
 	}

@@ -19,7 +19,7 @@ import (
 
 // With nothing in the data dir, status says so and succeeds.
 func TestStatusEmpty(t *testing.T) {
-	code, out, errOut := runCLI(t, t.TempDir(), "status", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut := runIn(t, t.TempDir(), "status", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -34,12 +34,12 @@ func TestStatusEmpty(t *testing.T) {
 func TestStatusSnapshotAndCrawl(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	if code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--workers", "1"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--workers", "1"); code != 0 {
 		t.Fatalf("rebuild: exit %d: %s", code, errOut)
 	}
 	// The schedule golden (testdata/rank/schedule.txt) has 3 rows due at
 	// 03:00 and the rest 16 days and more later.
-	code, out, errOut := runCLI(t, dir, "status", "--json", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut := runIn(t, dir, "status", "--json", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -72,7 +72,7 @@ func TestStatusSnapshotAndCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	code, out, errOut = runCLI(t, dir, "status", "--now", "2026-12-01T03:00:00Z")
+	code, out, errOut = runIn(t, dir, "status", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -110,7 +110,7 @@ func TestStatusForeignSocket(t *testing.T) {
 			c.Close()
 		}
 	}()
-	code, _, errOut := runCLI(t, dir, "status")
+	code, _, errOut := runIn(t, dir, "status")
 	if code != 1 || !strings.Contains(errOut, "does not answer as a mapthenet crawl") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}

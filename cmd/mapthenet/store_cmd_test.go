@@ -16,7 +16,7 @@ func readCurrent(t *testing.T, dir string) string {
 
 func TestCrawlRefusesNoStore(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := runCLI(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
+	code, _, errOut := runIn(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
 	if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -24,7 +24,7 @@ func TestCrawlRefusesNoStore(t *testing.T) {
 		t.Errorf("the refused crawl made a store: %v", err)
 	}
 	// --create: a new store, and an idle crawl says why it did nothing.
-	code, _, errOut = runCLI(t, dir, "crawl", "--until-idle", "--create", "--connect-to", "::127.0.0.1:1")
+	code, _, errOut = runIn(t, dir, "crawl", "--until-idle", "--create", "--connect-to", "::127.0.0.1:1")
 	if code != 0 || !strings.Contains(errOut, "nothing to crawl") || !strings.Contains(errOut, "no seeds") {
 		t.Fatalf("--create: exit %d, stderr %q", code, errOut)
 	}
@@ -41,7 +41,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{"rebuild", "--now", "2199-01-01T00:00:00Z"},
 		{"schedule", "--now", "1900-01-01T00:00:00Z"},
 	} {
-		if code, _, errOut := runCLI(t, dir, args...); code != exitUsage {
+		if code, _, errOut := runIn(t, dir, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, errOut)
 		}
 	}
@@ -55,7 +55,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 func TestRebuildShrinkGuard(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	if code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// The store replaced by an empty one (a lost store, say).
@@ -63,7 +63,7 @@ func TestRebuildShrinkGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, maxShrink := range []string{"0.5", "0"} { // the guard off: still no empty snapshot
-		code, _, errOut := runCLI(t, dir, "rebuild", "--create", "--max-shrink", maxShrink, "--now", "2026-12-02T03:00:00Z")
+		code, _, errOut := runIn(t, dir, "rebuild", "--create", "--max-shrink", maxShrink, "--now", "2026-12-02T03:00:00Z")
 		if code != exitFailure || !strings.Contains(errOut, "stays on 2026-12-01T030000Z") || !strings.Contains(errOut, "--accept-shrink") {
 			t.Fatalf("--max-shrink %s: exit %d, stderr %q", maxShrink, code, errOut)
 		}
@@ -75,7 +75,7 @@ func TestRebuildShrinkGuard(t *testing.T) {
 		}
 		os.RemoveAll(filepath.Join(dir, "rebuilds", "2026-12-02T030000Z"))
 	}
-	code, _, errOut := runCLI(t, dir, "rebuild", "--accept-shrink", "--now", "2026-12-03T03:00:00Z")
+	code, _, errOut := runIn(t, dir, "rebuild", "--accept-shrink", "--now", "2026-12-03T03:00:00Z")
 	if code != 0 || readCurrent(t, dir) != "2026-12-03T030000Z" {
 		t.Fatalf("--accept-shrink: exit %d, current %s: %s", code, readCurrent(t, dir), errOut)
 	}
@@ -84,7 +84,7 @@ func TestRebuildShrinkGuard(t *testing.T) {
 func TestDemoRefusesForeignStore(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	code, _, errOut := runCLI(t, dir, "demo", "--out", dir, "--sites", "5")
+	code, _, errOut := runIn(t, dir, "demo", "--out", dir, "--sites", "5")
 	if code != exitFailure || !strings.Contains(errOut, "demo did not make") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -96,24 +96,24 @@ func TestDemoRefusesForeignStore(t *testing.T) {
 func TestStoreVerifyBackupRestore(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	code, out, errOut := runCLI(t, dir, "store", "verify")
+	code, out, errOut := runIn(t, dir, "store", "verify")
 	if code != 0 || !strings.Contains(out, "is sound") {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
 	}
 	backup := filepath.Join(t.TempDir(), "store.bak")
-	if code, _, errOut := runCLI(t, dir, "store", "backup", "--out", backup); code != 0 {
+	if code, _, errOut := runIn(t, dir, "store", "backup", "--out", backup); code != 0 {
 		t.Fatalf("backup: exit %d: %s", code, errOut)
 	}
 	// Restore only into a data dir without a store.
-	if code, _, errOut := runCLI(t, dir, "store", "restore", backup); code != exitFailure || !strings.Contains(errOut, "move the store aside") {
+	if code, _, errOut := runIn(t, dir, "store", "restore", backup); code != exitFailure || !strings.Contains(errOut, "move the store aside") {
 		t.Errorf("restore over a store: exit %d, %q", code, errOut)
 	}
 	other := t.TempDir()
-	if code, _, errOut := runCLI(t, other, "store", "restore", backup); code != 0 {
+	if code, _, errOut := runIn(t, other, "store", "restore", backup); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, errOut)
 	}
-	_, a, _ := runCLI(t, dir, "store", "verify")
-	code, b, errOut := runCLI(t, other, "store", "verify")
+	_, a, _ := runIn(t, dir, "store", "verify")
+	code, b, errOut := runIn(t, other, "store", "verify")
 	counts := func(s string) string { return s[strings.Index(s, "files;"):] }
 	if code != 0 || counts(a) != counts(b) {
 		t.Errorf("restored store: exit %d, %q, want the original's %q (%s)", code, b, a, errOut)
@@ -125,7 +125,7 @@ func TestStoreVerifyBackupRestore(t *testing.T) {
 func TestDamagedStoreCommands(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)
-	if code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	entries, _ := filepath.Glob(filepath.Join(dir, "store", "*.sst"))
@@ -141,7 +141,7 @@ func TestDamagedStoreCommands(t *testing.T) {
 	if err := os.WriteFile(table, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := runCLI(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z")
+	code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z")
 	if code != exitFailure || !strings.Contains(errOut, table) || !strings.Contains(errOut, "store verify") ||
 		strings.Count(strings.TrimSpace(errOut), "\n") != 0 || strings.Contains(errOut, "goroutine") {
 		t.Errorf("rebuild: exit %d, stderr %q", code, errOut)
@@ -149,7 +149,7 @@ func TestDamagedStoreCommands(t *testing.T) {
 	if got := readCurrent(t, dir); got != "2026-12-01T030000Z" {
 		t.Errorf("current → %s", got)
 	}
-	code, out, _ := runCLI(t, dir, "store", "verify")
+	code, out, _ := runIn(t, dir, "store", "verify")
 	if code != exitFailure || !strings.Contains(out, "DAMAGED "+table) {
 		t.Errorf("verify: exit %d, %q", code, out)
 	}

@@ -8,15 +8,15 @@ import (
 
 func TestVersion(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runCLI(t, dir, "version")
+	code, out, errOut := runIn(t, dir, "version")
 	if code != 0 || !strings.HasPrefix(out, "mapthenet ") || !strings.Contains(out, "go1.") {
 		t.Errorf("version: exit %d, %q %q", code, out, errOut)
 	}
-	code, flagOut, _ := runCLI(t, dir, "--version")
+	code, flagOut, _ := runIn(t, dir, "--version")
 	if code != 0 || flagOut != out {
 		t.Errorf("--version: exit %d, %q; version printed %q", code, flagOut, out)
 	}
-	code, js, _ := runCLI(t, dir, "version", "--json")
+	code, js, _ := runIn(t, dir, "version", "--json")
 	var v struct {
 		Version   string `json:"version"`
 		GoVersion string `json:"go_version"`
@@ -29,7 +29,7 @@ func TestVersion(t *testing.T) {
 // Under --log-format json every line of a failed run parses, the fatal
 // error included (as the last line, level ERROR, with the exit code).
 func TestJSONLogsOfAFailedRun(t *testing.T) {
-	code, _, errOut := runCLI(t, t.TempDir(), "--log-format", "json", "rank", "--top", "3")
+	code, _, errOut := runIn(t, t.TempDir(), "--log-format", "json", "rank", "--top", "3")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
 	}
@@ -49,11 +49,11 @@ func TestJSONLogsOfAFailedRun(t *testing.T) {
 
 func TestLogLevel(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, errOut := runCLI(t, dir, "--log-level", "loud", "version"); code != 2 || !strings.Contains(errOut, "--log-level") {
+	if code, _, errOut := runIn(t, dir, "--log-level", "loud", "version"); code != 2 || !strings.Contains(errOut, "--log-level") {
 		t.Errorf("--log-level loud: exit %d, %q", code, errOut)
 	}
 	for _, l := range []string{"debug", "info", "warn", "error", "WARN"} {
-		if code, _, errOut := runCLI(t, dir, "--log-level", l, "version"); code != 0 {
+		if code, _, errOut := runIn(t, dir, "--log-level", l, "version"); code != 0 {
 			t.Errorf("--log-level %s: exit %d, %q", l, code, errOut)
 		}
 	}
@@ -67,12 +67,12 @@ func TestUsageExitCodes(t *testing.T) {
 		{"foo"}, {"rank", "--bogus"}, {"version", "extra"}, {"keys", "nope"},
 		{"schedule", "x"}, {"robots", "check"}, {"crawl", "--min-delay", "soon"},
 	} {
-		if code, _, errOut := runCLI(t, dir, args...); code != exitUsage {
+		if code, _, errOut := runIn(t, dir, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d: %s", args, code, exitUsage, errOut)
 		}
 	}
 	for _, args := range [][]string{{"help"}, {"--help"}, {"rank", "--help"}} {
-		if code, _, errOut := runCLI(t, dir, args...); code != exitOK {
+		if code, _, errOut := runIn(t, dir, args...); code != exitOK {
 			t.Errorf("%q: exit %d, want 0: %s", args, code, errOut)
 		}
 	}
