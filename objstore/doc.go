@@ -55,8 +55,8 @@
 // sorts by time). In a local directory rebuilds/current is a symbolic link
 // to <id>, as in a data directory, so rebuilds/current/domains.parquet is
 // a path DuckDB can read. On S3, which has no links, it is a small object
-// holding the id and a newline; DuckDB reads it first (README, "Snapshots
-// on S3").
+// holding just the id (no newline); DuckDB reads it first (README,
+// "Snapshots on S3").
 //
 // # Publishing
 //
@@ -74,7 +74,11 @@
 // An upload that fails or is killed at any step leaves rebuilds/current
 // naming the snapshot it named before. Readers call Resolve once ("" for
 // the current snapshot) and then read that id's files, so a publish that
-// moves current meanwhile does not change what they read. Prune removes
+// moves current meanwhile does not change what they read. A reader that
+// scans a whole file on S3 should Download it (one streamed GET) rather
+// than hand the Object to a Parquet reader, which makes a ranged GET per
+// page read; the Object is for reading the footer or a few row groups.
+// Prune removes
 // old complete snapshots (manifest first, never the current one), and
 // RemoveIncomplete removes what failed uploads left (incomplete ids,
 // temporary files, unfinished multipart uploads); call both with the

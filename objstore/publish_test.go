@@ -111,7 +111,7 @@ func TestPublish(t *testing.T) {
 				t.Errorf("rebuilds/current/domains.parquet: %q, %v", b, err)
 			}
 		} else {
-			if got := get(t, st, objstore.CurrentKey); got != idA+"\n" {
+			if got := get(t, st, objstore.CurrentKey); got != idA {
 				t.Errorf("rebuilds/current holds %q", got)
 			}
 		}
@@ -414,4 +414,34 @@ func TestS3ServerKilledMidUpload(t *testing.T) {
 		t.Errorf("RemoveIncomplete did not abort the multipart upload of edges.parquet: %v", removed)
 	}
 	checkFailedB(t, st)
+}
+
+// TestDownload: a whole object to a local file, replaced atomically; a
+// missing object leaves the file as it was.
+func TestDownload(t *testing.T) {
+	eachStore(t, func(t *testing.T, st objstore.Store) {
+		ctx := context.Background()
+		body := strings.Repeat("edges ", 100000)
+		put(t, st, "rebuilds/x/edges.parquet", body)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "edges.parquet")
+		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := objstore.Download(ctx, st, "rebuilds/x/edges.parquet", path); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != body {
+			t.Fatalf("downloaded %d bytes, %v", len(b), err)
+		}
+		if err := objstore.Download(ctx, st, "rebuilds/x/missing", path); !errors.Is(err, objstore.ErrNotExist) {
+			t.Errorf("Download(missing) = %v", err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != body {
+			t.Error("a failed Download changed the file")
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("Download left %d entries", len(entries))
+		}
+	})
 }
