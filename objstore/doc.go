@@ -15,11 +15,12 @@
 //     the directory; files get mode 0666 and directories 0777, less the
 //     umask.
 //   - S3, a bucket and prefix on an S3-compatible server, through the MinIO
-//     client: uploads carry a CRC32C checksum the server verifies
-//     (x-amz-checksum-crc32c), objects over the part size (16 MiB) go up
-//     in parts, four at a time, transient failures are retried with
-//     exponential backoff, every call stops when its context is done, and
-//     every error names s3://bucket/key.
+//     client: every upload request carries the MD5 of its data, which the
+//     server verifies (Content-MD5), objects over the part size (16 MiB)
+//     go up in parts, four at a time, transient failures are retried with
+//     exponential backoff (also after a connection broke mid-body), every
+//     call stops when its context is done, and every error names
+//     s3://bucket/key.
 //
 // ParseLocation reads a --snapshots value, and Location.Open returns its
 // Store:

@@ -56,13 +56,13 @@ type S3Config struct {
 // It uses the MinIO client (github.com/minio/minio-go/v7), which works with
 // AWS and other S3-compatible servers, and which retries requests that
 // failed for a transient cause (a network error, HTTP 429/500/502/503/504,
-// SlowDown) with exponential backoff; a request whose body cannot be read
-// again is tried once. A Put sends a CRC32C checksum of the data as a
-// trailing x-amz-checksum-crc32c header (one per part for multipart
-// uploads), which the server verifies before it stores anything, so data
-// damaged on the way is refused rather than stored. Objects bigger than
-// the part size are uploaded in parts, four at a time; a failed multipart
-// upload is aborted. Every error names s3://bucket/key.
+// SlowDown) with exponential backoff. Every upload request sends the MD5
+// of its data (Content-MD5, each part its own), which the server verifies
+// before it stores anything, so data damaged on the way is refused rather
+// than stored.
+// Objects bigger than the part size are uploaded in parts, four at a time
+// (four part-sized buffers); a failed multipart upload is aborted. Every
+// error names s3://bucket/key.
 type S3 struct {
 	client   *minio.Client
 	bucket   string
@@ -73,8 +73,12 @@ type S3 struct {
 // putThreads is how many parts of one multipart upload go up at once.
 const putThreads = 4
 
-// minPartSize is S3's smallest part (but the last).
-const minPartSize = 5 << 20
+// minPartSize is S3's smallest part (but the last); defaultPartSize is
+// the part size of uploads unless S3Config says otherwise.
+const (
+	minPartSize     = 5 << 20
+	defaultPartSize = 16 << 20
+)
 
 // NewS3 returns the Store that cfg describes. It makes no request: Check
 // does.
@@ -134,13 +138,12 @@ func NewS3(cfg S3Config) (*S3, error) {
 		region = "us-east-1"
 	}
 	client, err := minio.New(host, &minio.Options{
-		Creds:           credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken),
-		Secure:          secure,
-		Transport:       transport,
-		Region:          region,
-		BucketLookup:    lookup,
-		TrailingHeaders: true,
-		MaxRetries:      cfg.MaxAttempts,
+		Creds:        credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken),
+		Secure:       secure,
+		Transport:    transport,
+		Region:       region,
+		BucketLookup: lookup,
+		MaxRetries:   cfg.MaxAttempts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: s3://%s: %v", ErrBadLocation, cfg.Bucket, err)
@@ -230,17 +233,32 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 	if err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
+	// Each request carries the MD5 of its data (Content-MD5), computed
+	// before it is sent, which the server verifies before it stores
+	// anything; every S3-compatible server does. Not the newer trailing
+	// x-amz-checksum-* headers: minio-go v7.4.1 hashes a request body
+	// once, so a request retried after its connection broke mid-body would
+	// carry a wrong checksum (and parts read from a file would not be
+	// retried at all); some servers refuse those headers too. Parts are
+	// read into putThreads buffers and go up in parallel.
+	partSize := s.partSize
+	if partSize == 0 {
+		partSize = defaultPartSize
+	}
+	if size > int64(partSize) {
+		_, ps, _, err := minio.OptimalPartInfo(size, partSize) // larger parts for huge objects
+		if err != nil {
+			return s.fail("put", key, err)
+		}
+		partSize = uint64(ps)
+	}
 	_, err = s.client.PutObject(ctx, s.bucket, s.prefix+key, body, size, minio.PutObjectOptions{
-		ContentType: "application/octet-stream",
-		// The body goes as aws-chunked data with a trailing CRC32C the
-		// server checks (STREAMING-UNSIGNED-PAYLOAD-TRAILER, what the AWS
-		// SDKs send by default). The payload is not also SHA-256 signed:
-		// versitygw 1.8.0 refuses the signed variant's trailer from this
-		// client, and the CRC already covers damage on the way.
-		Checksum:             minio.ChecksumCRC32C,
-		DisableContentSha256: true,
-		PartSize:             s.partSize,
-		NumThreads:           putThreads,
+		ContentType:           "application/octet-stream",
+		SendContentMd5:        true,
+		DisableContentSha256:  true,
+		PartSize:              partSize,
+		NumThreads:            putThreads,
+		ConcurrentStreamParts: true,
 	})
 	if err != nil {
 		return s.fail("put", key, err)

@@ -70,33 +70,68 @@ func TestS3Integrity(t *testing.T) {
 	}
 }
 
-// TestS3Retries: a request that fails for a transient cause (here: the
-// network, once) is tried again and succeeds.
+// TestS3Retries: a request that fails for a transient cause is tried
+// again and succeeds: refused before it was sent, or cut off mid-body (a
+// single PUT, and one part of a multipart upload), whose retry must carry
+// checksums that still match.
 func TestS3Retries(t *testing.T) {
 	srv := objstoretest.Start(t)
 	base, err := minio.DefaultTransport(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var failures atomic.Int64
-	st := srv.Store("retries", func(c *objstore.S3Config) {
-		c.Transport = &faultTransport{base: base, hook: func(req *http.Request) error {
-			if failures.Load() < 2 && req.Method != http.MethodHead {
-				failures.Add(1)
-				return errors.New("injected: connection reset")
-			}
+	for _, tc := range []struct {
+		name string
+		size int
+		fail func(req *http.Request) error
+	}{
+		{name: "refused", size: 1000, fail: func(req *http.Request) error { return errors.New("injected: connection reset") }},
+		{name: "cut mid-body", size: 100000, fail: func(req *http.Request) error {
+			req.Body = &cutBody{ReadCloser: req.Body, n: 5000}
 			return nil
-		}}
-		c.MaxAttempts = 3
-	})
-	put(t, st, "k", "value") // fails twice, then goes through
-	if got := get(t, st, "k"); got != "value" || failures.Load() != 2 {
-		t.Fatalf("k = %q after %d failures", got, failures.Load())
+		}},
+		{name: "part cut mid-body", size: 12 << 20, fail: func(req *http.Request) error {
+			if req.URL.Query().Get("partNumber") != "2" {
+				return nil
+			}
+			req.Body = &cutBody{ReadCloser: req.Body, n: 1 << 20}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var failures atomic.Int64
+			st := srv.Store("retries", func(c *objstore.S3Config) {
+				c.PartSize = 5 << 20
+				c.MaxAttempts = 3
+				c.Transport = &faultTransport{base: base, hook: func(req *http.Request) error {
+					if req.Method != http.MethodPut || failures.Load() >= 2 {
+						return nil
+					}
+					before := req.Body
+					err := tc.fail(req)
+					if err != nil || req.Body != before {
+						failures.Add(1)
+					}
+					return err
+				}}
+			})
+			body := make([]byte, tc.size)
+			for i := range body {
+				body[i] = byte(i * 13)
+			}
+			if err := st.Put(context.Background(), "k", bytes.NewReader(body), int64(len(body))); err != nil {
+				t.Fatalf("Put after %d failures: %v", failures.Load(), err)
+			}
+			if got := get(t, st, "k"); got != string(body) || failures.Load() != 2 {
+				t.Fatalf("%d bytes back (want %d) after %d failures (want 2)", len(got), len(body), failures.Load())
+			}
+		})
 	}
 }
 
-// TestS3Multipart: an object over the part size goes up in parts and reads
-// back whole, also with reads that cross part boundaries.
+// TestS3Multipart: an object over the part size goes up in parts, each
+// with its checksums, and reads back whole, also with reads that cross
+// part boundaries.
 func TestS3Multipart(t *testing.T) {
 	srv := objstoretest.Start(t)
 	var parts atomic.Int64
@@ -109,6 +144,9 @@ func TestS3Multipart(t *testing.T) {
 		c.Transport = &faultTransport{base: base, hook: func(req *http.Request) error {
 			if req.URL.Query().Get("partNumber") != "" {
 				parts.Add(1)
+				if req.Header.Get("Content-Md5") == "" {
+					t.Errorf("part %s without Content-MD5: %v", req.URL.Query().Get("partNumber"), req.Header)
+				}
 			}
 			return nil
 		}}
