@@ -68,8 +68,8 @@ func Publish(ctx context.Context, st Store, id, dir string, log *slog.Logger) er
 // dir (subdirectories included) to rebuilds/<id>/, manifest.json last,
 // after checking that every other file arrived whole; it does not move
 // `current`. It refuses an id that is complete in the store already
-// (ErrExists), and first deletes what an earlier failed upload of the same
-// id left.
+// (ErrExists), and replaces what an earlier failed upload of the same id
+// left.
 func Upload(ctx context.Context, st Store, id, dir string, log *slog.Logger) error {
 	if err := CheckID(id); err != nil {
 		return fmt.Errorf("upload snapshot to %s: %w", st, err)
@@ -83,16 +83,15 @@ func Upload(ctx context.Context, st Store, id, dir string, log *slog.Logger) err
 	case !errors.Is(err, ErrNotExist):
 		return fmt.Errorf("upload snapshot %s: %w", id, err)
 	}
-	if err := deletePrefix(ctx, st, SnapshotPrefix(id)); err != nil {
-		return fmt.Errorf("upload snapshot %s: clearing an earlier attempt: %w", id, err)
-	}
 	if err := UploadDir(ctx, st, SnapshotPrefix(id), dir, data.ManifestFile, log); err != nil {
 		return fmt.Errorf("upload snapshot %s: %w", id, err)
 	}
 	return nil
 }
 
-// UploadDir copies every regular file below the local directory dir to
+// UploadDir replaces what is under prefix (a "directory": it ends in '/')
+// with the regular files below the local directory dir: it deletes the
+// objects under prefix (an earlier attempt's), then copies each file to
 // prefix + its path relative to dir (with '/'), in path order, except that
 // the file last (a relative path; "" for none) goes after all others, and
 // only once a listing shows every other object with its file's size. So
@@ -101,6 +100,9 @@ func Upload(ctx context.Context, st Store, id, dir string, log *slog.Logger) err
 func UploadDir(ctx context.Context, st Store, prefix, dir, last string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if !strings.HasSuffix(prefix, "/") || checkPrefix(prefix) != nil {
+		return fmt.Errorf("upload %s to %s: the prefix must be a non-empty path ending in '/'", dir, st)
 	}
 	files, err := localFiles(dir)
 	if err != nil {
@@ -113,6 +115,9 @@ func UploadDir(ctx context.Context, st Store, prefix, dir, last string, log *slo
 		}
 		f := files[i]
 		files = append(slices.Delete(files, i, i+1), f)
+	}
+	if err := deletePrefix(ctx, st, prefix); err != nil {
+		return fmt.Errorf("upload %s: clearing an earlier attempt: %w", dir, err)
 	}
 	want := map[string]int64{}
 	for i, f := range files {

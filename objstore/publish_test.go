@@ -445,3 +445,41 @@ func TestDownload(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadDirReplaces: a shard part uploaded again replaces the earlier
+// attempt whole, its marker last; a prefix that is not a directory is
+// refused.
+func TestUploadDirReplaces(t *testing.T) {
+	eachStore(t, func(t *testing.T, st objstore.Store) {
+		ctx := context.Background()
+		prefix := objstore.PartsPrefix + idA + "/shard=03/"
+		put(t, st, prefix+"stale.parquet", "from a killed export")
+		dir := t.TempDir()
+		for name, body := range map[string]string{"names.parquet": "n", "edges.parquet": "e", "done": "ok"} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := objstore.UploadDir(ctx, st, prefix, dir, "done", nil); err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(keys(list), " "); got != prefix+"done "+prefix+"edges.parquet "+prefix+"names.parquet" {
+			t.Errorf("after UploadDir: %s", got)
+		}
+		for _, bad := range []string{"", "parts", "/parts/", "parts//x/"} {
+			if err := objstore.UploadDir(ctx, st, bad, dir, "", nil); err == nil {
+				t.Errorf("UploadDir(prefix %q) succeeded", bad)
+			}
+		}
+		if err := objstore.UploadDir(ctx, st, prefix, dir, "missing", nil); err == nil {
+			t.Error("UploadDir with a missing last file succeeded")
+		}
+		if list, _ := st.List(ctx, prefix); len(list) != 3 {
+			t.Errorf("a refused UploadDir changed the part: %v", keys(list))
+		}
+	})
+}
