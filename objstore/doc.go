@@ -57,7 +57,7 @@
 // to <id>, as in a data directory, so rebuilds/current/domains.parquet is
 // a path DuckDB can read. On S3, which has no links, it is a small object
 // holding just the id (no newline); DuckDB reads it first (README,
-// "Snapshots on S3").
+// "Snapshots on S3-compatible storage").
 //
 // # Publishing
 //
