@@ -70,7 +70,7 @@ type Index struct {
 	schedPages    []int16
 	schedPriority []int64
 
-	communityTop map[int32][]int32 // a community's best-ranked rows (a few)
+	communityTop  map[int32][]int32 // a community's best-ranked rows (a few)
 	communitySize map[int32]int32
 
 	mapData *mapPayload
