@@ -384,7 +384,9 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-func urlQuery(s string) string { return strings.NewReplacer(" ", "%20", "?", "%3F", "&", "%26", "=", "%3D", "/", "%2F", ":", "%3A").Replace(s) }
+func urlQuery(s string) string {
+	return strings.NewReplacer(" ", "%20", "?", "%3F", "&", "%26", "=", "%3D", "/", "%2F", ":", "%3A").Replace(s)
+}
 
 func TestRemovalPage(t *testing.T) {
 	var removed []string

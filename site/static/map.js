@@ -204,8 +204,8 @@
       var p = worldToScreen(a.x, a.y), q = worldToScreen(c.x, c.y), f = Math.sqrt(b[2] / top);
       var mx = (p[0] + q[0]) / 2 - (q[1] - p[1]) * 0.15, my = (p[1] + q[1]) / 2 + (q[0] - p[0]) * 0.15;
       ctx.beginPath(); ctx.moveTo(p[0], p[1]); ctx.quadraticCurveTo(mx, my, q[0], q[1]);
-      ctx.strokeStyle = "rgba(60,60,80," + (0.04 + 0.22 * f).toFixed(3) + ")";
-      ctx.lineWidth = 1 + 7 * f;
+      ctx.strokeStyle = "rgba(60,60,80," + (0.03 + 0.14 * f).toFixed(3) + ")";
+      ctx.lineWidth = 1 + 5 * f;
       ctx.stroke();
     }
   }
@@ -500,7 +500,7 @@
       });
     });
   }
-  function go(domain) { list.replaceChildren(); shown = []; ++sugSeq; input.blur(); return select(domain, { fly: true }); }
+  function go(domain) { clearTimeout(sugTimer); list.replaceChildren(); shown = []; ++sugSeq; input.blur(); return select(domain, { fly: true }); }
   api.search = function (q) { return q.trim() ? go(q.trim()) : Promise.resolve(null); };
   input.addEventListener("input", function () { clearTimeout(sugTimer); sugTimer = setTimeout(showSuggestions, 120); });
   input.addEventListener("keydown", function (e) {
@@ -630,6 +630,7 @@
     api.ready = true;
     drawNow();
     api.loadMs = Math.round(performance.now() - t0);
+    api.readyAt = Math.round(performance.now()); // since navigation started
     // Names come after the first frame: labels, tooltips and clicks need
     // them, the picture does not.
     fetchOK("/api/map/names.txt?s=" + encodeURIComponent(meta.snapshot)).then(function (r) { return r.text(); }).then(function (t) {
