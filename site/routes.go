@@ -303,6 +303,9 @@ func (s *Server) mapBlob(part func(*mapPayload) blob, typ string) http.HandlerFu
 }
 
 func (s *Server) mapPage(w http.ResponseWriter, r *http.Request) {
+	if s.index(w, r, false) == nil {
+		return
+	}
 	s.render(w, r, http.StatusOK, "map.html", pageData{Title: "Map"})
 }
 
