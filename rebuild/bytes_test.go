@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -65,13 +66,13 @@ func TestSnapshotBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, file := range []string{data.EdgesFile, data.LinkWordsFile, data.VisitsFile, data.DomainsFile, data.ScheduleFile} {
-			f, err := os.Open(filepath.Join(dir, RebuildsDir, m.ID, file))
+		for _, file := range snapshot.ParquetFiles {
+			f, err := snapshot.Local(dir).Open(m.ID, file)
 			if err != nil {
 				t.Fatal(err)
 			}
 			h := sha256.New()
-			if _, err := io.Copy(h, f); err != nil {
+			if _, err := io.Copy(h, io.NewSectionReader(f, 0, f.Size())); err != nil {
 				t.Fatal(err)
 			}
 			f.Close()
