@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,5 +273,48 @@ func TestPurgeWaitsForRebuild(t *testing.T) {
 	cancel()
 	if _, err := PurgeDomain(ctx, dir, "bad.example"); err == nil {
 		t.Fatal("purged while a rebuild held the lock")
+	}
+}
+
+// TestReplace: a file is replaced whole, keeping its mode; a fill that
+// fails or declines leaves the old file and no temporary one; a missing
+// file is fs.ErrNotExist.
+func TestReplace(t *testing.T) {
+	dataDir := t.TempDir()
+	d := Local(dataDir)
+	id := ID(testAsOf)
+	publish(t, d, id, []data.DomainRow{{Domain: "a.example"}}, nil, true)
+	path := d.Location(id, data.DomainsFile)
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	errFill := errors.New("fill failed")
+	for name, fill := range map[string]func(string) (bool, error){
+		"declined": func(tmp string) (bool, error) { return false, os.WriteFile(tmp, []byte("x"), 0o644) },
+		"failed":   func(tmp string) (bool, error) { os.WriteFile(tmp, []byte("x"), 0o644); return true, errFill },
+	} {
+		err := d.Replace(id, data.DomainsFile, fill)
+		if after, _ := os.ReadFile(path); string(after) != string(before) || (name == "failed") != errors.Is(err, errFill) {
+			t.Errorf("%s: %v, file changed %v", name, err, string(after) != string(before))
+		}
+	}
+	err := d.Replace(id, data.DomainsFile, func(tmp string) (bool, error) { return true, os.WriteFile(tmp, []byte("new"), 0o644) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != "new" {
+		t.Errorf("replaced: %q", after)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %o, want the old file's 640", st.Mode().Perm())
+	}
+	if got := names(t, d.Location(id, "")); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, tempPrefix) }) {
+		t.Errorf("left %q", got)
+	}
+	called := false
+	err = d.Replace(id, "nope.parquet", func(string) (bool, error) { called = true; return true, nil })
+	if !errors.Is(err, fs.ErrNotExist) || called {
+		t.Errorf("a missing file: %v, fill called %v", err, called)
 	}
 }

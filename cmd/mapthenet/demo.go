@@ -199,8 +199,7 @@ func demoMap(out io.Writer, snap *snapshot.Snapshot, dir string) error {
 	return err
 }
 
-// domainsKey and edgesKey find the manifest's count keys, whichever of
-// "domains" or "domains.parquet" the rebuild uses.
+// outcomeList says how many visits ended in each outcome, in data's order.
 func outcomeList(s crawl.Stats) string {
 	var parts []string
 	for _, o := range data.Outcomes {
