@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // ErrNoPlacedDomains: the snapshot has no domain with a map position (the
@@ -48,7 +48,7 @@ type Map struct {
 // for each (the most used first). It streams domains.parquet and
 // link_words.parquet once each, keeping only placed domains. A position
 // that is not finite counts as not placed.
-func Load(s *rebuild.Snapshot, words int) (*Map, error) {
+func Load(s *snapshot.Snapshot, words int) (*Map, error) {
 	c := newCollector(s.ID, s.Manifest.AsOf, s.Manifest.Tiers, words)
 	err := s.EachDomain(func(rows []data.DomainRow) error {
 		for i := range rows {

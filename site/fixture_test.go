@@ -15,7 +15,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graphgen"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // fixtureAsOf is the as-of time of the first test snapshot.
@@ -65,7 +65,7 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 	}
 	in := make([]int32, n)
 	linked := make([]bool, n)
-	dir := filepath.Join(dataDir, rebuild.RebuildsDir, w.id)
+	dir := filepath.Join(dataDir, snapshot.DirName, w.id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -247,12 +247,12 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 // pointCurrent moves rebuilds/current to id atomically, as rebuild does.
 func pointCurrent(tb testing.TB, dataDir, id string) {
 	tb.Helper()
-	dir := filepath.Join(dataDir, rebuild.RebuildsDir)
+	dir := filepath.Join(dataDir, snapshot.DirName)
 	tmp := filepath.Join(dir, ".tmp-current")
 	if err := os.Symlink(id, tmp); err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, rebuild.CurrentLink)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, snapshot.CurrentName)); err != nil {
 		tb.Fatal(err)
 	}
 }

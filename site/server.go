@@ -13,7 +13,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/removal"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // Options configure a Server.
@@ -83,7 +83,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, checks: newCheckLimiter(opts.Clock)}
 	s.routes()
-	if _, err := s.Refresh(); err != nil && !errors.Is(err, rebuild.ErrNoSnapshot) {
+	if _, err := s.Refresh(); err != nil && !errors.Is(err, snapshot.ErrNoSnapshot) {
 		return nil, err
 	}
 	return s, nil
@@ -109,7 +109,7 @@ func (s *Server) Refresh() (bool, error) {
 		return false, err
 	}
 	if id == "" {
-		return false, fmt.Errorf("%w (%s)", rebuild.ErrNoSnapshot, s.opts.DataDir)
+		return false, fmt.Errorf("%w (%s)", snapshot.ErrNoSnapshot, s.opts.DataDir)
 	}
 	old := s.cur.Load()
 	if old != nil && old.ID == id {

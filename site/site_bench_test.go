@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mapthenet/mapthenet/graphgen"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // The million-domain benchmarks: graphgen's M graph (1,000,000 domains,
@@ -34,7 +34,7 @@ func benchDataDir(b *testing.B) (string, *world) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	if _, err := os.Readlink(filepath.Join(dir, rebuild.RebuildsDir, rebuild.CurrentLink)); err == nil {
+	if _, err := os.Readlink(filepath.Join(dir, snapshot.DirName, snapshot.CurrentName)); err == nil {
 		return dir, nil
 	}
 	start := time.Now()

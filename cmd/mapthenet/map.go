@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mapthenet/mapthenet/mapview"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type mapFlags struct {
@@ -86,7 +86,7 @@ func runMap(w io.Writer, fl mapFlags) error {
 			return usagef("--width/--height: %v", err)
 		}
 	}
-	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ type mapOutputs struct {
 }
 
 // writeMaps loads the snapshot's map once and writes each output asked for.
-func writeMaps(w io.Writer, s *rebuild.Snapshot, o mapOutputs) error {
+func writeMaps(w io.Writer, s *snapshot.Snapshot, o mapOutputs) error {
 	m, err := mapview.Load(s, mapview.DefaultWords)
 	if err != nil {
 		return err
