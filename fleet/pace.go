@@ -58,8 +58,8 @@ func (n *Node) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration
 	key := paceKey(n.secret, ip)
 	step := delay + n.t.ClockSkew
 	rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
-	defer cancel()
 	get, err := n.cli.Get(rctx, key)
+	cancel()
 	if err != nil {
 		n.m.pace("error")
 		return time.Time{}, fmt.Errorf("shared IP pace: %w", err)
@@ -83,10 +83,12 @@ func (n *Node) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration
 		// reserved time.
 		startMs := (start.UnixNano() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
 		value := strconv.FormatInt(startMs+step.Milliseconds(), 10)
+		rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
 		resp, err := n.cli.Txn(rctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
 			Then(clientv3.OpPut(key, value, clientv3.WithLease(lease))).
 			Else(clientv3.OpGet(key)).Commit()
+		cancel()
 		if err != nil {
 			n.m.pace("error")
 			return time.Time{}, fmt.Errorf("shared IP pace: %w", err)

@@ -136,6 +136,7 @@ func TestTakeoverWaitCoversRequestInFlight(t *testing.T) {
 	newNode := startNode(t, cli, "new", hNew, withTiming)
 
 	proxy.Cut()
+	defer proxy.Restore() // so that old leaves at once when the test ends
 	// The old owner's last request: started 50 ms before its deadline,
 	// lasting the whole response timeout.
 	sent := make(chan time.Time, 1)

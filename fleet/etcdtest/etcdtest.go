@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,7 +157,7 @@ func start(t testing.TB, n int, mk func(l layout, dir string, i int) member) *Cl
 			t.Fatal(err)
 		}
 		base := filepath.Join(t.TempDir(), fmt.Sprintf("etcd-%d", attempt))
-		c := &Cluster{t: t, Endpoints: l.clients}
+		c := &Cluster{t: t, Endpoints: slices.Clone(l.clients)}
 		for i := range n {
 			c.members = append(c.members, mk(l, base, i))
 		}
@@ -185,20 +186,29 @@ func start(t testing.TB, n int, mk func(l layout, dir string, i int) member) *Cl
 // Embedded starts an n-member cluster inside the test process. Its
 // members do not fsync (a test's data need not survive a power cut, and a
 // shared test machine's disk would slow elections); a process cluster
-// keeps etcd's defaults.
+// keeps etcd's defaults. Clients reach each member through a Proxy, so
+// that Kill breaks their connections at once, as the death of a process
+// would (an embedded member's own close waits seconds for them to end).
 func Embedded(t testing.TB, n int) *Cluster {
-	return start(t, n, func(l layout, base string, i int) member {
+	c := start(t, n, func(l layout, base string, i int) member {
 		return &embedded{t: t, l: l, i: i, dir: filepath.Join(base, l.names[i])}
 	})
+	for i, m := range c.members {
+		e := m.(*embedded)
+		e.proxy = NewProxy(t, strings.TrimPrefix(c.Endpoints[i], "http://"))
+		c.Endpoints[i] = e.proxy.Endpoint()
+	}
+	return c
 }
 
 type embedded struct {
-	t   testing.TB
-	l   layout
-	i   int
-	dir string
-	mu  sync.Mutex
-	e   *embed.Etcd
+	t     testing.TB
+	l     layout
+	i     int
+	dir   string
+	proxy *Proxy // nil until the cluster has started
+	mu    sync.Mutex
+	e     *embed.Etcd
 }
 
 func (m *embedded) start() error {
@@ -231,6 +241,9 @@ func (m *embedded) start() error {
 	m.mu.Lock()
 	m.e = e
 	m.mu.Unlock()
+	if m.proxy != nil {
+		m.proxy.Restore()
+	}
 	return nil
 }
 
@@ -241,6 +254,9 @@ func (m *embedded) kill() {
 	m.mu.Unlock()
 	if e == nil {
 		return
+	}
+	if m.proxy != nil {
+		m.proxy.Cut()
 	}
 	e.Server.HardStop() // no leadership transfer: as a crash would
 	e.Close()
