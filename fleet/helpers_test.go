@@ -212,6 +212,13 @@ func (h *testHandler) grant(s int) (Grant, bool) {
 	return g, ok
 }
 
+// current counts the shards started and not stopped.
+func (h *testHandler) current() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.grants)
+}
+
 // started counts Start calls that succeeded.
 func (h *testHandler) started() int {
 	h.mu.Lock()

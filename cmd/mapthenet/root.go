@@ -77,6 +77,7 @@ rebuilds it, with nothing to set up.`,
 		newDemoCommand(),
 		newStoreCommand(),
 		newStatusCommand(),
+		newFleetCommand(),
 		newVersionCommand(),
 	)
 	typeUsageErrors(root)
