@@ -82,6 +82,7 @@ func TestAPIEmbedded(t *testing.T) {
 // client (3.7): three processes on loopback. Skipped without the binary
 // unless MAPTHENET_REQUIRE_ETCD=1 (.ci/run installs it).
 func TestDebianEtcdServer(t *testing.T) {
+	etcdtest.Binary(t) // skip (or fail) once, saying why
 	t.Run("api", func(t *testing.T) { apiScenario(t, etcdtest.Processes(t, 3)) })
 	t.Run("quorum", func(t *testing.T) { quorumScenario(t, etcdtest.Processes(t, 3)) })
 }
