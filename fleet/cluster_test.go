@@ -121,7 +121,7 @@ func quorumScenario(t *testing.T, c *etcdtest.Cluster) {
 		skipTakeoverWait(n) // if the lease ran out meanwhile, the shards were taken again
 		return false
 	})
-	t.Logf("quorum back: requests resumed after %v (%d grants, %d lost)", time.Since(back).Round(time.Millisecond), len(h.history), h.lostStops())
+	t.Logf("quorum back: requests resumed after %v (%d grants, %d lost)", time.Since(back).Round(time.Millisecond), len(h.allGrants()), h.lostStops())
 }
 
 func TestQuorumEmbedded(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,10 @@ func fastTiming() Timing {
 
 // newFleet starts a one-member embedded etcd with a fleet of k shards.
 func newFleet(t *testing.T, k int) (*etcdtest.Cluster, *clientv3.Client) {
+	return newFleetB(t, k)
+}
+
+func newFleetB(t testing.TB, k int) (*etcdtest.Cluster, *clientv3.Client) {
 	t.Helper()
 	c := etcdtest.Embedded(t, 1)
 	cli := c.Client(t)
@@ -33,7 +38,7 @@ func newFleet(t *testing.T, k int) (*etcdtest.Cluster, *clientv3.Client) {
 	return c, cli
 }
 
-func initFleet(t *testing.T, cli *clientv3.Client, k int) {
+func initFleet(t testing.TB, cli *clientv3.Client, k int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -42,7 +47,7 @@ func initFleet(t *testing.T, cli *clientv3.Client, k int) {
 	}
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if testing.Verbose() && os.Getenv("FLEET_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -68,6 +73,19 @@ func startNode(t *testing.T, cli *clientv3.Client, name string, h *testHandler, 
 		defer cancel()
 		n.Close(ctx)
 	})
+	return n
+}
+
+// startNodeB is startNode for benchmarks.
+func startNodeB(b testing.TB, cli *clientv3.Client, h *testHandler) *Node {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := StartNode(ctx, cli, NodeOptions{Name: h.name, Timing: fastTiming(), Handler: h, Logger: testLogger(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.node.Store(n)
+	b.Cleanup(func() { n.Close(context.Background()) })
 	return n
 }
 
@@ -210,6 +228,13 @@ func (h *testHandler) grant(s int) (Grant, bool) {
 	defer h.mu.Unlock()
 	g, ok := h.grants[s]
 	return g, ok
+}
+
+// grants is every Grant Start was given, in order.
+func (h *testHandler) allGrants() []Grant {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.history)
 }
 
 // current counts the shards started and not stopped.

@@ -252,12 +252,13 @@ func StartNode(ctx context.Context, cli *clientv3.Client, o NodeOptions) (*Node,
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.m.watch(n)
+	from := n.lease.joinRev + 1 // before the loops start: they change n.lease
 	n.loops.Add(5)
 	go n.sessionLoop()
 	go n.reconcileLoop()
-	go n.watchKick(nodesPrefix)
-	go n.watchKick(shardsPrefix)
-	go n.watchKick(requestsPrefix)
+	go n.watchKick(nodesPrefix, from)
+	go n.watchKick(shardsPrefix, from)
+	go n.watchKick(requestsPrefix, from)
 	n.kick()
 	return n, nil
 }
@@ -473,16 +474,29 @@ func (n *Node) finishLocked(h *held, lost bool) {
 	close(h.end)
 }
 
-// watchKick turns changes under prefix into reconciles. The watch asks
-// for a leader, so that a member cut off from the others ends it rather
-// than stay silent.
-func (n *Node) watchKick(prefix string) {
+// watchKick turns changes under prefix into reconciles. It watches from
+// the revision the node joined at, so that no change after the join is
+// missed, and after a break from just after the last revision it saw
+// (from now, with a full re-read, if etcd compacted that away). The
+// watch asks for a leader, so that a member cut off from the others ends
+// it rather than stay silent.
+func (n *Node) watchKick(prefix string, from int64) {
 	defer n.loops.Done()
 	for n.ctx.Err() == nil {
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(n.ctx))
-		for resp := range n.cli.Watch(wctx, prefix, clientv3.WithPrefix()) {
+		opts := []clientv3.OpOption{clientv3.WithPrefix()}
+		if from > 0 {
+			opts = append(opts, clientv3.WithRev(from))
+		}
+		for resp := range n.cli.Watch(wctx, prefix, opts...) {
+			if resp.CompactRevision != 0 {
+				from = 0
+			}
 			if resp.Err() != nil {
 				break
+			}
+			if resp.Header.Revision > 0 {
+				from = resp.Header.Revision + 1
 			}
 			if len(resp.Events) > 0 {
 				n.kick()
@@ -503,16 +517,22 @@ func (n *Node) reconcileLoop() {
 	tick := n.clock.NewTicker(n.o.Resync)
 	defer tick.Stop()
 	var lastErr string
+	var retry <-chan time.Time // after a failed reconcile: try again soon
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case <-n.kickc:
 		case <-tick.Chan():
+		case <-retry:
 		}
+		retry = nil
 		err := n.reconcile(n.ctx)
-		if err != nil && err.Error() != lastErr && n.ctx.Err() == nil {
-			n.log.Warn("fleet: cannot read the fleet's state; will retry", "err", err)
+		if err != nil && n.ctx.Err() == nil {
+			if err.Error() != lastErr {
+				n.log.Warn("fleet: cannot read or update the fleet's state; will retry", "err", err)
+			}
+			retry = n.clock.After(n.t.retryEvery())
 		}
 		lastErr = ""
 		if err != nil {
@@ -603,6 +623,19 @@ func (n *Node) reconcile(ctx context.Context) error {
 			n.finishLocked(h, false)
 		}
 	}
+	// Owner keys of ours that no holding stands behind: a release that
+	// failed, or a take whose answer was lost. Delete them (the next owner
+	// waits the full takeover wait: nothing says when their sites are quiet).
+	type orphan struct {
+		shard int
+		token int64
+	}
+	var orphans []orphan
+	for s, o := range owners {
+		if o.node == n.o.Name && n.shards[s] == nil {
+			orphans = append(orphans, orphan{s, o.token})
+		}
+	}
 	var take []int
 	now := n.clock.Now()
 	if lv.id != 0 && !n.leaving {
@@ -615,12 +648,35 @@ func (n *Node) reconcile(ctx context.Context) error {
 	}
 	n.requests = requests
 	n.mu.Unlock()
+	for _, o := range orphans {
+		if err := n.dropOrphan(ctx, o.shard, o.token); err != nil {
+			return err
+		}
+	}
 	for _, s := range take {
 		if err := n.acquire(ctx, s, lv); err != nil {
 			return err
 		}
 	}
 	n.startExports()
+	return nil
+}
+
+// dropOrphan deletes shard s's owner key if it is still the one with
+// token (the transaction compares them: a key taken since is left alone).
+func (n *Node) dropOrphan(ctx context.Context, s int, token int64) error {
+	owner := shardKey(s, ownerLeaf)
+	rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
+	defer cancel()
+	resp, err := n.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.CreateRevision(owner), "=", token)).
+		Then(clientv3.OpDelete(owner)).Commit()
+	if err != nil {
+		return fmt.Errorf("dropping shard %d's stray owner key: %w", s, err)
+	}
+	if resp.Succeeded {
+		n.log.Warn("dropped a stray owner key of this node (a release that failed, or a take whose answer was lost)", "shard", s, "token", token)
+	}
 	return nil
 }
 

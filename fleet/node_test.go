@@ -165,8 +165,8 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 		t.Errorf("b took a's shard %v after a crashed: before a's lease could run out", took)
 	}
 	var taken Grant
-	for _, g := range hb.history {
-		if g.Shard != hb.history[0].Shard {
+	for _, g := range hb.allGrants() {
+		if g.Shard != hb.allGrants()[0].Shard {
 			taken = g
 		}
 	}
@@ -283,8 +283,8 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 	if err := a.MaySend(0); err != nil {
 		t.Fatalf("after a renewal got through again: %v", err)
 	}
-	if g2, _ := h.grant(0); g2.Token != g.Token || len(h.history) != 2 {
-		t.Errorf("shard taken again (%d grants) after a lapse the lease survived", len(h.history))
+	if g2, _ := h.grant(0); g2.Token != g.Token || len(h.allGrants()) != 2 {
+		t.Errorf("shard taken again (%d grants) after a lapse the lease survived", len(h.allGrants()))
 	}
 	// etcd revokes the lease: the shards are dropped at once, then taken
 	// again under a new lease and token, with the full wait.
@@ -310,5 +310,26 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 	g3, _ := h.grant(0)
 	if g3.Token <= g.Token || g3.Handoff != nil || !g3.ReadyAt.Equal(clock.Now().Add(takeover)) {
 		t.Errorf("after a lost lease: token %d (was %d), handoff %v, ready in %v", g3.Token, g.Token, g3.Handoff, g3.ReadyAt.Sub(clock.Now()))
+	}
+}
+
+// An owner key of this node that no holding stands behind (a release
+// that failed, a take whose answer was lost) is dropped, and the shard
+// taken again properly, rather than left stuck under a live lease.
+func TestStrayOwnerKeyDropped(t *testing.T) {
+	_, cli := newFleet(t, 2)
+	h := newHandler("a", nil)
+	a := startNode(t, cli, "a", h)
+	waitFor(t, 10*time.Second, "a started both shards", func() bool { return h.current() == 2 })
+	g, _ := h.grant(1)
+	a.mu.Lock()
+	hd := a.shards[1]
+	a.finishLocked(hd, true) // the holding ends as lost...
+	delete(a.shards, 1)      // ...while its key stays
+	a.mu.Unlock()
+	waitFor(t, 10*time.Second, "shard 1 taken again", func() bool { return len(h.allGrants()) == 3 })
+	g2 := h.allGrants()[2]
+	if g2.Shard != 1 || g2.Token <= g.Token || g2.Handoff != nil {
+		t.Errorf("retaken %+v after token %d", g2, g.Token)
 	}
 }

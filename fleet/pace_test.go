@@ -21,7 +21,8 @@ func TestReserveIPConcurrent(t *testing.T) {
 	skew := 5 * time.Millisecond
 	var nodes []*Node
 	for _, name := range []string{"a", "b", "c"} {
-		nodes = append(nodes, startNode(t, cli, name, newHandler(name, nil), func(o *NodeOptions) { o.Timing.ClockSkew = skew }))
+		// The default TTL: its 2 s per etcd call leaves room on a loaded machine.
+		nodes = append(nodes, startNode(t, cli, name, newHandler(name, nil), func(o *NodeOptions) { o.Timing = Timing{ClockSkew: skew} }))
 	}
 	ip := netip.MustParseAddr("192.0.2.7")
 	var mu sync.Mutex

@@ -48,7 +48,7 @@ func TestRebalanceOneOwnerAtEveryInstant(t *testing.T) {
 	hb := newHandler("b", check)
 	b := startNode(t, cli, "b", hb)
 	waitFor(t, 10*time.Second, "a and b share the shards", func() bool { return fair(a, b) })
-	for _, g := range hb.history {
+	for _, g := range hb.allGrants() {
 		if g.Handoff == nil {
 			t.Errorf("shard %d moved to b without a clean handoff", g.Shard)
 		}

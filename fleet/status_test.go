@@ -81,20 +81,23 @@ func TestStatusAndMetrics(t *testing.T) {
 
 	got := gather(t, reg)
 	want := map[string]float64{
-		"mapthenet_fleet_shards_owned":                         2,
-		"mapthenet_fleet_requests_allowed":                     1,
-		"mapthenet_fleet_sessions_total":                       1,
-		"mapthenet_fleet_shard_changes_total{change=acquired}": 2,
-		"mapthenet_fleet_shard_changes_total{change=lost}":     0,
-		"mapthenet_fleet_lease_renewals_total{result=failed}":  0,
-		"mapthenet_fleet_exports_total{result=exported}":       0,
-		"mapthenet_fleet_ip_pace_total{result=ok}":             0,
-		"mapthenet_fleet_shards_ready":                         0, // inside the takeover wait
+		"mapthenet_fleet_shards_owned":                        2,
+		"mapthenet_fleet_requests_allowed":                    1,
+		"mapthenet_fleet_sessions_total":                      1,
+		"mapthenet_fleet_shard_changes_total{change=lost}":    0,
+		"mapthenet_fleet_lease_renewals_total{result=failed}": 0,
+		"mapthenet_fleet_exports_total{result=exported}":      0,
+		"mapthenet_fleet_ip_pace_total{result=ok}":            0,
+		"mapthenet_fleet_shards_ready":                        0, // inside the takeover wait
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
+	}
+	// a took what it could alone, then handed b its share.
+	if acq, rel := got["mapthenet_fleet_shard_changes_total{change=acquired}"], got["mapthenet_fleet_shard_changes_total{change=released}"]; acq-rel != 2 || acq < 2 {
+		t.Errorf("acquired %v, released %v: a holds 2", acq, rel)
 	}
 	if d := got["mapthenet_fleet_lease_deadline_seconds"]; d <= 0 || d > 2 {
 		t.Errorf("deadline in %v s", d)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -37,6 +38,28 @@ func TestFleetFlags(t *testing.T) {
 	}
 }
 
+// runFleet runs mapthenet as run does, but with the command's output in
+// buffers: runIn swaps os.Stdout and os.Stderr, which the embedded etcd
+// server's goroutines read.
+func runFleet(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	args = append([]string{"--data-dir", dir}, args...)
+	root := newRootCommand()
+	root.SetArgs(args)
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := findCommand(root, args)
+	if err == nil {
+		err = root.ExecuteContext(context.Background())
+	}
+	if err != nil {
+		errOut.WriteString("mapthenet: " + err.Error() + "\n")
+		return exitCode(err), out.String(), errOut.String()
+	}
+	return exitOK, out.String(), errOut.String()
+}
+
 type idleHandler struct{}
 
 func (idleHandler) Start(context.Context, fleet.Grant) error { return nil }
@@ -49,18 +72,18 @@ func TestFleetInitAndStatus(t *testing.T) {
 	dir := t.TempDir()
 	c := etcdtest.Embedded(t, 1)
 	url := c.URL()
-	code, out, errOut := runIn(t, dir, "fleet", "status", "--fleet", url)
+	code, out, errOut := runFleet(t, dir, "fleet", "status", "--fleet", url)
 	if code != 0 || !strings.Contains(out, "no fleet at") {
 		t.Fatalf("status before init: exit %d, %q %q", code, out, errOut)
 	}
-	code, out, errOut = runIn(t, dir, "fleet", "init", "--fleet", url, "--shards", "8", "--now", "2026-12-04T10:00:00Z")
+	code, out, errOut = runFleet(t, dir, "fleet", "init", "--fleet", url, "--shards", "8", "--now", "2026-12-04T10:00:00Z")
 	if code != 0 || !strings.Contains(out, ": made (8 shards, created 2026-12-04 10:00:00Z)") {
 		t.Fatalf("init: exit %d, %q %q", code, out, errOut)
 	}
-	if code, out, _ = runIn(t, dir, "fleet", "init", "--fleet", url, "--shards", "8"); code != 0 || !strings.Contains(out, "already there, unchanged") {
+	if code, out, _ = runFleet(t, dir, "fleet", "init", "--fleet", url, "--shards", "8"); code != 0 || !strings.Contains(out, "already there, unchanged") {
 		t.Errorf("init again: exit %d, %q", code, out)
 	}
-	if code, _, errOut = runIn(t, dir, "fleet", "init", "--fleet", url, "--shards", "4"); code != exitFailure || !strings.Contains(errOut, "already exists with 8 shards") {
+	if code, _, errOut = runFleet(t, dir, "fleet", "init", "--fleet", url, "--shards", "4"); code != exitFailure || !strings.Contains(errOut, "already exists with 8 shards") {
 		t.Errorf("init with another shard count: exit %d, %q", code, errOut)
 	}
 
@@ -77,7 +100,7 @@ func TestFleetInitAndStatus(t *testing.T) {
 	for len(n.Owned()) < 8 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	code, out, errOut = runIn(t, dir, "fleet", "status", "--fleet", url)
+	code, out, errOut = runFleet(t, dir, "fleet", "status", "--fleet", url)
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
@@ -87,7 +110,7 @@ func TestFleetInitAndStatus(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
-	code, out, _ = runIn(t, dir, "fleet", "status", "--fleet", url, "--json")
+	code, out, _ = runFleet(t, dir, "fleet", "status", "--fleet", url, "--json")
 	var st fleet.Status
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
 		t.Fatalf("status --json: exit %d, %v: %s", code, err, out)
@@ -97,7 +120,7 @@ func TestFleetInitAndStatus(t *testing.T) {
 	}
 
 	// An etcd that does not answer is a failure that says which.
-	code, _, errOut = runIn(t, dir, "fleet", "status", "--fleet", "etcd://127.0.0.1:1", "--timeout", "1s")
+	code, _, errOut = runFleet(t, dir, "fleet", "status", "--fleet", "etcd://127.0.0.1:1", "--timeout", "1s")
 	if code != exitFailure || !strings.Contains(errOut, "etcd at etcd://127.0.0.1:1 did not answer within 1s") {
 		t.Errorf("unreachable etcd: exit %d, %q", code, errOut)
 	}
