@@ -217,6 +217,13 @@ func gcd(a, b uint64) uint64 {
 // id; within a source the targets are distinct and in draw order. It
 // stops at and returns fn's first error.
 func (g *Generator) Edges(fn func(src, dst uint32, nofollow bool) error) error {
+	return g.EdgesOf(0, uint32(g.cfg.Domains), fn)
+}
+
+// EdgesOf is Edges for the sources lo..hi-1 only. Unlike the rest of a
+// Generator, it may be called by several goroutines at once: each call
+// has its own random streams (one per source, as Edges has).
+func (g *Generator) EdgesOf(lo, hi uint32, fn func(src, dst uint32, nofollow bool) error) error {
 	c := g.cfg
 	n := uint64(c.Domains)
 	pcg := rand.NewPCG(0, 0)
@@ -230,7 +237,7 @@ func (g *Generator) Edges(fn func(src, dst uint32, nofollow bool) error) error {
 		zipfComm = rand.NewZipf(r, c.ZipfS, 8, commSize-1)
 	}
 	seen := make(map[uint32]struct{}, 64)
-	for src := range uint32(n) {
+	for src := lo; src < hi && src < uint32(n); src++ {
 		deg := g.outDeg[src]
 		if deg == 0 {
 			continue
