@@ -140,6 +140,10 @@ func childMain(args []string) int {
 	switch args[0] {
 	case "rank": // IN OUT WORKERS
 		out, err = childRank(args[1:])
+	case "rankids": // IN OUT WORKERS
+		out, err = childRankIDs(args[1:])
+	case "powercheck": // IN K
+		out, err = childPowerCheck(args[1:])
 	case "iteration": // IN WORKERS
 		out, err = childIteration(args[1:])
 	case "ingest": // SIZE STORE BATCH

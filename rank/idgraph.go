@@ -32,6 +32,8 @@ type IDGraphOptions struct {
 	// file's rows.
 	Progress      func(pass int, done, total int64)
 	ProgressEvery time.Duration
+
+	passDone func(pass int, rows int64) // RankIDFile's stage timing
 }
 
 // IDGraph is what ReadIDGraph returns besides the graph.
@@ -105,6 +107,10 @@ func ReadIDGraph(ctx context.Context, path string, o IDGraphOptions) (*CSR, IDGr
 		if k > 0 && st[k-1].rows > 0 && !less(st[k-1].last, st[k].first) {
 			return nil, IDGraph{}, orderError(path, st[k].firstRow, st[k].first, st[k-1].last)
 		}
+	}
+
+	if o.passDone != nil {
+		o.passDone(1, info.Rows)
 	}
 
 	// Offsets, and each part's first slot within each node's in-edges.

@@ -27,7 +27,8 @@ func rankWriterOptions() []parquet.WriterOption {
 	}
 }
 
-// Ranked is what WriteRanks writes: node v is the domain Names[v], of
+// Ranked is what WriteRanks writes: node v is the domain Names[v] (or id v
+// when Names is nil), of
 // score Scores[v], linked from InDomains(v) distinct domains (0: unranked)
 // and linking to OutDomains[v]; Order lists the ranked nodes, best first.
 type Ranked struct {
@@ -39,16 +40,54 @@ type Ranked struct {
 }
 
 // WriteRanks writes the rank rows: ranked nodes in order, then unranked
-// nodes by name. It writes a temporary file beside
-// outPath and renames it into place.
+// nodes by name. It writes a temporary file beside outPath and renames it
+// into place. With Names nil the nodes are ids: it writes data.RankIDRow,
+// the unranked by id.
 //
 // Encoding and compressing the rows was most of the time of writing, on
 // one core: the parts are encoded in memory on up to workers goroutines
 // at a time, each a Parquet file of one row group, whose column chunks
 // parquet-go then copies into the output as they are (WriteRowGroup does
 // not decode them again when the schema and options match).
-func WriteRanks(outPath string, t Ranked, workers int) (err error) {
+func WriteRanks(outPath string, t Ranked, workers int) error {
 	names, order := t.Names, t.Order
+	// Row i of the file is node rows[i]; the ranked ones come first, then
+	// the others by name (or id).
+	n := uint32(len(t.Scores))
+	rows := makeLarge[uint32](0, int(n))
+	rows = append(rows, order...)
+	for v := range n {
+		if t.InDomains(v) == 0 {
+			rows = append(rows, v)
+		}
+	}
+	ranked := len(order)
+	if names == nil {
+		return writeRankFile(outPath, rows, workers, func(i int, v uint32) data.RankIDRow {
+			r := data.RankIDRow{ID: int64(v), Score: t.Scores[v], InDomains: int64(t.InDomains(v)), OutDomains: int64(t.OutDomains[v])}
+			if i < ranked {
+				r.Rank = int64(i + 1)
+			}
+			return r
+		})
+	}
+	sortByName(rows[ranked:], names, workers)
+	return writeRankFile(outPath, rows, workers, func(i int, v uint32) data.RankRow {
+		r := data.RankRow{Domain: names[v], Score: t.Scores[v], InDomains: int64(t.InDomains(v)), OutDomains: int64(t.OutDomains[v])}
+		if i < ranked {
+			r.Rank = int64(i + 1)
+		}
+		return r
+	})
+}
+
+// sortByName sorts ids by their names.
+func sortByName(ids []uint32, names []string, workers int) {
+	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
+}
+
+// writeRankFile writes row(i, rows[i]) for every i to outPath.
+func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i int, v uint32) T) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("rank: %w", err)
@@ -59,19 +98,7 @@ func WriteRanks(outPath string, t Ranked, workers int) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	// Row i of the file is node rows[i]; the ranked ones come first, then
-	// the others by name.
-	n := uint32(len(names))
-	rows := make([]uint32, 0, n)
-	rows = append(rows, order...)
-	for v := range n {
-		if t.InDomains(v) == 0 {
-			rows = append(rows, v)
-		}
-	}
-	unranked := rows[len(order):]
-	slices.SortFunc(unranked, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
-	w := parquet.NewGenericWriter[data.RankRow](tmp, rankWriterOptions()...)
+	w := parquet.NewGenericWriter[T](tmp, rankWriterOptions()...)
 	nparts := (len(rows) + writePartRows - 1) / writePartRows
 	workers = max(1, workers)
 	for first := 0; first < nparts; first += workers {
@@ -81,7 +108,7 @@ func WriteRanks(outPath string, t Ranked, workers int) (err error) {
 		parallel.Run(k, func(i int) {
 			lo := (first + i) * writePartRows
 			hi := min(len(rows), lo+writePartRows)
-			parts[i], errs[i] = encodeRankPart(&t, rows, lo, hi, len(order))
+			parts[i], errs[i] = encodeRankPart(rows, lo, hi, row)
 		})
 		for i, part := range parts {
 			if errs[i] != nil {
@@ -114,24 +141,14 @@ func WriteRanks(outPath string, t Ranked, workers int) (err error) {
 }
 
 // encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
-// in memory; rows below ranked have rank row+1.
-func encodeRankPart(t *Ranked, rows []uint32, lo, hi, ranked int) ([]byte, error) {
+// in memory.
+func encodeRankPart[T any](rows []uint32, lo, hi int, row func(i int, v uint32) T) ([]byte, error) {
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[data.RankRow](&buf, rankWriterOptions()...)
+	w := parquet.NewGenericWriter[T](&buf, rankWriterOptions()...)
 	const batch = 8192
-	out := make([]data.RankRow, 0, batch)
+	out := make([]T, 0, batch)
 	for i := lo; i < hi; i++ {
-		v := rows[i]
-		r := data.RankRow{
-			Domain:     t.Names[v],
-			Score:      t.Scores[v],
-			InDomains:  int64(t.InDomains(v)),
-			OutDomains: int64(t.OutDomains[v]),
-		}
-		if i < ranked {
-			r.Rank = int64(i + 1)
-		}
-		out = append(out, r)
+		out = append(out, row(i, rows[i]))
 		if len(out) == batch || i == hi-1 {
 			if _, err := w.Write(out); err != nil {
 				return nil, err
