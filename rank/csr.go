@@ -163,6 +163,33 @@ func placeEdges(g *CSR, cur []uint32, abs bool, src, dst []uint32) {
 	}
 }
 
+// sortSources sorts each node's sources.
+func (g *CSR) sortSources(workers int) {
+	bounds := g.chunks()
+	forChunks(len(bounds)-1, workers, func(c int) {
+		var scratch []uint32
+		for v := bounds[c]; v < bounds[c+1]; v++ {
+			sortSegment(g.In(v), &scratch)
+		}
+	})
+}
+
+// sortSegment sorts one node's sources (scratch: radixSort's buffer,
+// grown as needed).
+func sortSegment(seg []uint32, scratch *[]uint32) {
+	if slices.IsSorted(seg) {
+		return
+	}
+	if len(seg) < radixMin {
+		slices.Sort(seg)
+		return
+	}
+	if cap(*scratch) < len(seg) {
+		*scratch = make([]uint32, len(seg))
+	}
+	radixSort(seg, (*scratch)[:len(seg)])
+}
+
 // dedupe sorts each node's sources and drops repeats, compacting Sources
 // and rewriting the offsets.
 func (g *CSR) dedupe(workers int) {
@@ -173,16 +200,7 @@ func (g *CSR) dedupe(workers int) {
 		var scratch []uint32
 		for v := bounds[c]; v < bounds[c+1]; v++ {
 			seg := g.In(v)
-			if !slices.IsSorted(seg) {
-				if len(seg) < radixMin {
-					slices.Sort(seg)
-				} else {
-					if cap(scratch) < len(seg) {
-						scratch = make([]uint32, len(seg))
-					}
-					radixSort(seg, scratch[:len(seg)])
-				}
-			}
+			sortSegment(seg, &scratch)
 			kept[v] = uint32(len(slices.Compact(seg)))
 		}
 	})

@@ -21,8 +21,9 @@ type IDGraphOptions struct {
 	// has none). Required with Dense.
 	Nodes uint32
 	// Dense, when not nil, maps the file's ids to nodes (-1: no node; an
-	// edge naming such an id is an error). It must increase over the ids
-	// it maps, so that the file's order is the nodes' order.
+	// edge naming such an id is an error), one id a node at most. When it
+	// increases over the ids it maps, the file's order is the nodes'
+	// order; when not, each node's sources are sorted once placed.
 	Dense []int32
 	// Workers read stretches of the file at once: <= 0 means GOMAXPROCS.
 	// The graph is the same for any number.
@@ -72,7 +73,7 @@ func ReadIDGraph(ctx context.Context, path string, o IDGraphOptions) (*CSR, IDGr
 		return nil, IDGraph{}, err
 	}
 	info := IDGraph{Rows: f.Rows()}
-	n, err := idGraphNodes(ctx, f, path, o, workers)
+	n, sorted, err := idGraphNodes(ctx, f, path, o, workers)
 	if err != nil {
 		return nil, IDGraph{}, err
 	}
@@ -150,29 +151,44 @@ func ReadIDGraph(ctx context.Context, path string, o IDGraphOptions) (*CSR, IDGr
 			return nil, IDGraph{}, fmt.Errorf("rank: %s changed while it was read (its edges differ between two passes)", path)
 		}
 	}
+	if !sorted {
+		g.sortSources(workers)
+	}
 	return g, info, nil
 }
 
-// idGraphNodes is the graph's number of nodes.
-func idGraphNodes(ctx context.Context, f *edgefile.IDFile, path string, o IDGraphOptions, workers int) (uint32, error) {
+// idGraphNodes is the graph's number of nodes, and whether the file's
+// order puts each node's sources in order (Dense increases).
+func idGraphNodes(ctx context.Context, f *edgefile.IDFile, path string, o IDGraphOptions, workers int) (uint32, bool, error) {
 	if o.Dense != nil {
 		if o.Nodes == 0 && len(o.Dense) > 0 {
-			return 0, errors.New("rank: ReadIDGraph: Dense needs Nodes")
+			return 0, false, errors.New("rank: ReadIDGraph: Dense needs Nodes")
 		}
-		prev := int64(-1)
+		prev, sorted := int64(-1), true
 		for _, d := range o.Dense {
 			if d < 0 {
 				continue
 			}
-			if int64(d) <= prev || uint32(d) >= o.Nodes {
-				return 0, fmt.Errorf("rank: ReadIDGraph: the id map does not increase within 0..%d", o.Nodes)
+			if uint32(d) >= o.Nodes {
+				return 0, false, fmt.Errorf("rank: ReadIDGraph: the id map names node %d of %d", d, o.Nodes)
 			}
+			sorted = sorted && int64(d) > prev
 			prev = int64(d)
 		}
-		return o.Nodes, nil
+		if !sorted {
+			seen := make([]bool, o.Nodes)
+			for _, d := range o.Dense {
+				if d >= 0 && seen[d] {
+					return 0, false, fmt.Errorf("rank: ReadIDGraph: the id map gives node %d twice", d)
+				} else if d >= 0 {
+					seen[d] = true
+				}
+			}
+		}
+		return o.Nodes, sorted, nil
 	}
 	if o.Nodes > 0 {
-		return o.Nodes, nil
+		return o.Nodes, true, nil
 	}
 	maxID := f.MaxID()
 	if maxID < 0 && f.Rows() > 0 {
@@ -187,14 +203,14 @@ func idGraphNodes(ctx context.Context, f *edgefile.IDFile, path string, o IDGrap
 			return nil
 		})
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		maxID = slices.Max(highest)
 	}
 	if maxID >= math.MaxUint32 {
-		return 0, fmt.Errorf("rank: %s: its largest id, %d, is not below 2³²-1", path, maxID)
+		return 0, false, fmt.Errorf("rank: %s: its largest id, %d, is not below 2³²-1", path, maxID)
 	}
-	return uint32(maxID + 1), nil
+	return uint32(maxID + 1), true, nil
 }
 
 // idPart is what one pass learns of one stretch of the file.
