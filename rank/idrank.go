@@ -11,6 +11,24 @@ import (
 	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
+// RankFile ranks an edge file of either kind: of names (RankEdgeFile)
+// when it has src and dst string columns, of ids (RankIDFile) when it has
+// only src_id and dst_id, or when byID says so (a snapshot's
+// edges.parquet has both).
+func RankFile(ctx context.Context, inPath, outPath string, byID bool, p Params, logger *slog.Logger) (Summary, error) {
+	if !byID {
+		names, ids, err := edgefile.Columns(inPath)
+		if err != nil {
+			return Summary{}, err
+		}
+		byID = ids && !names
+	}
+	if byID {
+		return RankIDFile(ctx, inPath, outPath, p, logger)
+	}
+	return RankEdgeFile(ctx, inPath, outPath, p, logger)
+}
+
 // Stage names of RankIDFile's Summary.Stages besides RankEdgeFile's.
 const (
 	StageCount = "count" // the first pass over the file: checks and degrees
