@@ -21,9 +21,9 @@ type interner struct {
 	slots []slot
 	mask  uint64
 	seed  maphash.Seed
-	names []string // by id; views into arena blocks
-	arena []byte   // current block; earlier blocks stay alive through names
-	sink  uint32   // keeps touch's loads from being optimised away
+	names []string     // by id; views into arena blocks
+	arena []byte       // current block; earlier blocks stay alive through names
+	sink  uint32       // keeps touch's loads from being optimised away
 	count atomic.Int64 // len(names), for other goroutines (the memory check)
 }
 
