@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -52,6 +53,8 @@ type igraphResult struct {
 	PageRankSeconds float64 `json:"pagerank_seconds"`
 	N               int     `json:"n"`
 	scoresPath      string
+	cpu             time.Duration // the python process's user + system time
+	maxRSSKiB       int64
 }
 
 func runIgraph(e *env) (igraphResult, error) {
@@ -79,6 +82,10 @@ func runIgraph(e *env) (igraphResult, error) {
 	out, err := cmd.Output()
 	if err != nil {
 		return res, fmt.Errorf("igraph: %w", err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.maxRSSKiB = ru.Maxrss
+		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		return res, fmt.Errorf("igraph: %w (output %q)", err, out)
