@@ -87,13 +87,13 @@ func runIgraph(e *env) (igraphResult, error) {
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.maxRSSKiB = ru.Maxrss
-		if res.HWMKiB > 0 {
-			res.maxRSSKiB = res.HWMKiB
-		}
 		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		return res, fmt.Errorf("igraph: %w (output %q)", err, out)
+	}
+	if res.HWMKiB > 0 {
+		res.maxRSSKiB = res.HWMKiB
 	}
 	return res, nil
 }
