@@ -179,7 +179,7 @@ func checkBeforeOpen(dir string, bo badger.Options, readOnly bool, log *slog.Log
 		if err != nil {
 			return true, err
 		}
-		if r.dropped > 0 {
+		if r.dropped > 0 && !readOnly { // a read-only open drops nothing (Verify notes it)
 			log.Warn("store log ends in a transaction that was never committed (a process killed mid-commit): "+
 				"dropping it; nothing acknowledged is lost", "file", path, "bytes_dropped", r.dropped,
 				"entries_dropped", r.droppedEntries, "at_offset", r.end)

@@ -25,6 +25,9 @@ type VerifyReport struct {
 	Damage  []*DamageError // one per damaged file, in file order
 	Notes   []string       // not damage, but worth saying (tables a crash left unlisted)
 	Records map[string]int // records read and decoded, by kind (after the file checks pass)
+	// RecordsRead: the records were read (not when the files are damaged,
+	// or the store was not closed cleanly: Notes says so).
+	RecordsRead bool
 }
 
 // OK reports whether no damage was found.
@@ -160,7 +163,9 @@ func Verify(dir string, log *slog.Logger) (rep *VerifyReport, err error) {
 		return rep, nil
 	}
 	defer s.Close()
-	add(s.readAll(rep.Records))
+	err = s.readAll(rep.Records)
+	add(err)
+	rep.RecordsRead = err == nil
 	return rep, nil
 }
 

@@ -94,6 +94,11 @@ The store must not be in use (stop a running crawl first: exit 3 otherwise).`,
 					"`mapthenet store restore FILE` (README, \"Recovering from damage\")",
 					len(rep.Damage), rep.Files, dir, dir)
 			}
+			if !rep.RecordsRead {
+				fmt.Fprintf(out, "store %s: its %d files are sound; its records were not read (see the note)\n",
+					storePath(global.DataDir), rep.Files)
+				return nil
+			}
 			fmt.Fprintf(out, "store %s is sound: %d files; %d domains, %d edges, %d visits, %d removals read\n",
 				storePath(global.DataDir), rep.Files, rep.Records["domains"], rep.Records["edges"],
 				rep.Records["visits"], rep.Records["removals"])
