@@ -12,7 +12,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // Store is what the crawl needs of the link store (*graph.Store). Its
@@ -82,7 +82,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {
-		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		ds, bad, err := ReadDomainList(f, domain.Normalize)
 		if err != nil {
 			return stats, fmt.Errorf("--exclude: %w", err)
 		}
@@ -95,7 +95,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	}
 	var seeds []string
 	for _, f := range o.Seeds {
-		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		ds, bad, err := ReadDomainList(f, domain.Normalize)
 		if err != nil {
 			return stats, fmt.Errorf("--seeds: %w", err)
 		}

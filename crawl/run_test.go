@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
 )
 
@@ -190,7 +191,7 @@ func TestRunNeedsASigner(t *testing.T) {
 
 func TestReadDomainList(t *testing.T) {
 	p := writeFile(t, "l.txt", "A.Test\nhttps://www.a.test/x\n# c\n  b.test # x\n127.0.0.1\n")
-	ds, bad, err := ReadDomainList(p, graph.Normalize)
+	ds, bad, err := ReadDomainList(p, domain.Normalize)
 	if err != nil || strings.Join(ds, ",") != "a.test,b.test" || len(bad) != 1 {
 		t.Fatalf("%v %v %v", ds, bad, err)
 	}

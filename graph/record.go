@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // VisitError says which visit of a RecordVisits batch was refused, for a
 // fault of that visit: its domain is removed (errors.Is(err, ErrRemoved)),
-// not a normalised registrable domain (*DomainError), its outcome unknown,
+// not a normalised registrable domain (*domain.Error), its outcome unknown,
 // or its stored record damaged. The batch wrote nothing; the caller may drop
 // that visit and record the rest. Errors of the store itself (a batch too
 // large for one transaction, a full disk) are returned as they are.
@@ -93,7 +94,7 @@ func (s *Store) prepare(vs []*data.VisitResult, v view, over *batch) (*batch, er
 // visit (a removed or invalid domain, a damaged record of it), so that the
 // caller may drop it and record the rest; other errors concern the batch.
 func visitsFault(err error) bool {
-	var de *DomainError
+	var de *domain.Error
 	return errors.Is(err, ErrRemoved) || errors.Is(err, errCorrupt) || errors.As(err, &de)
 }
 
@@ -102,7 +103,7 @@ func validateVisit(v *data.VisitResult) error {
 		return errors.New("nil visit")
 	}
 	if v.Domain == "" {
-		return &DomainError{Reason: ErrEmptyHost}
+		return &domain.Error{Reason: domain.ErrEmptyHost}
 	}
 	if !v.Outcome.Valid() {
 		return fmt.Errorf("unknown outcome %q", v.Outcome)
@@ -158,7 +159,7 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 		return err
 	}
 	if !known {
-		if err := checkNormal(v.Domain); err != nil {
+		if err := domain.Check(v.Domain); err != nil {
 			return err
 		}
 		if src, _, err = b.lookupOrCreate(v.Domain, v.StartedAt); err != nil {
@@ -303,7 +304,7 @@ func (b *batch) links(src uint32, v *data.VisitResult, dsts []target) ([]edge, e
 // target resolves a link's destination to a domain id, creating the
 // domain when unknown. ok is false for a link to drop: not a registrable
 // domain, or removed. The helper looked the raw name up in the cache
-// (a name found there is already normalised, which spares Normalize for
+// (a name found there is already normalised, which spares domain.Normalize for
 // most links) and normalised the others.
 func (b *batch) target(t target, v *data.VisitResult) (uint32, bool, error) {
 	if t.hit {

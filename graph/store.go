@@ -18,6 +18,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // FormatVersion is the store layout this code writes (FORMAT.md). It reads
@@ -409,11 +410,11 @@ func (s *Store) GC() error {
 
 // AddDomains records names (registrable domains) as known, never-visited
 // domains first seen at seen; known ones are left as they are, except that
-// seeded marks them as seeds. Names must be normalised (Normalize); removed
+// seeded marks them as seeds. Names must be normalised (domain.Normalize); removed
 // domains are skipped. Large lists are written in several transactions.
 func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
 	for _, n := range names {
-		if err := checkNormal(n); err != nil {
+		if err := domain.Check(n); err != nil {
 			return err
 		}
 	}
@@ -450,18 +451,6 @@ func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// checkNormal refuses a name that Normalize would change.
-func checkNormal(name string) error {
-	n, err := Normalize(name)
-	if err != nil {
-		return err
-	}
-	if n != name {
-		return &DomainError{Input: name, Reason: ErrInvalidDomain, Detail: "not normalised: the registrable domain is " + n}
 	}
 	return nil
 }

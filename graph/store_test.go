@@ -13,6 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -72,7 +73,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func domain(t testing.TB, s *Store, name string) data.DomainState {
+func stateOf(t testing.TB, s *Store, name string) data.DomainState {
 	t.Helper()
 	st, ok, err := s.Domain(name)
 	if err != nil || !ok {
@@ -139,7 +140,7 @@ func TestOpenRecordSnapshot(t *testing.T) {
 		!d.Visits[0].StartedAt.Equal(t0.Add(time.Hour)) || d.Visits[0].Pages != 3 {
 		t.Errorf("visits %+v", d.Visits)
 	}
-	a := domain(t, s, "a.example")
+	a := stateOf(t, s, "a.example")
 	if !a.Seeded || !a.LastVisit.Equal(t0.Add(time.Hour)) || a.LastStatus != 200 || a.LastOutcome != data.OutcomeOK {
 		t.Errorf("visited state %+v", a)
 	}
@@ -155,7 +156,7 @@ func TestAddDomains(t *testing.T) {
 	s := openMem(t)
 	must(t, s.AddDomains([]string{"a.example", "b.example"}, t0, false))
 	must(t, s.AddDomains([]string{"b.example", "c.example"}, t0.Add(time.Hour), true))
-	a, b, c := domain(t, s, "a.example"), domain(t, s, "b.example"), domain(t, s, "c.example")
+	a, b, c := stateOf(t, s, "a.example"), stateOf(t, s, "b.example"), stateOf(t, s, "c.example")
 	if a.Seeded || !b.Seeded || !c.Seeded {
 		t.Errorf("seeded: a %v b %v c %v", a.Seeded, b.Seeded, c.Seeded)
 	}
@@ -166,7 +167,7 @@ func TestAddDomains(t *testing.T) {
 		t.Errorf("ids %d %d %d", a.ID, b.ID, c.ID)
 	}
 	err := s.AddDomains([]string{"d.example", "www.e.example"}, t0, false)
-	if !errors.Is(err, ErrInvalidDomain) {
+	if !errors.Is(err, domain.ErrInvalidDomain) {
 		t.Fatalf("non-normalised name: %v", err)
 	}
 	if _, ok, _ := s.Domain("d.example"); ok {
@@ -191,7 +192,7 @@ func TestPersistence(t *testing.T) {
 	}
 	// Ids go on densely after a reopen.
 	must(t, s.AddDomains([]string{"c.example"}, t0, false))
-	if c := domain(t, s, "c.example"); c.ID != 2 {
+	if c := stateOf(t, s, "c.example"); c.ID != 2 {
 		t.Errorf("id after reopen %d, want 2", c.ID)
 	}
 	if err := s.RecordVisit(visit("gone.example", t0, data.OutcomeOK)); !errors.Is(err, ErrRemoved) {
@@ -255,13 +256,13 @@ func TestFormatUpgrade(t *testing.T) {
 	must(t, s.Close())
 	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
-	if !domain(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
+	if !stateOf(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
 		t.Error("version 1 store read-only: b.example lost FollowedIn")
 	}
 	must(t, ro.Close())
 	s = openDir(t, dir)
 	defer s.Close()
-	if !domain(t, s, "b.example").FollowedIn {
+	if !stateOf(t, s, "b.example").FollowedIn {
 		t.Error("version 1 store: b.example lost FollowedIn")
 	}
 	must(t, s.db.View(func(txn *badger.Txn) error {
@@ -286,7 +287,7 @@ func TestReadOnly(t *testing.T) {
 	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
 	defer ro.Close()
-	domain(t, ro, "a.example")
+	stateOf(t, ro, "a.example")
 	if err := ro.AddDomains([]string{"b.example"}, t0, false); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("write on read-only store: %v", err)
 	}
