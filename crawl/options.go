@@ -13,7 +13,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // Defaults (DESIGN.md, "Behaviour a site owner can see").
@@ -101,7 +101,7 @@ type Options struct {
 	MaxFound         int // domains found in this run kept in line for it (0: DefaultMaxFound); the rest wait for the next schedule
 	MaxDue           int // due schedule rows held at once (0: DefaultMaxDue); the rest are read when these are taken
 	SitesInFlight    int // visits at once
-	Tiers            data.TierTable
+	Tiers            schedule.Tiers
 	Now              time.Time // as-of time for what is due; zero: the clock
 	IdleRecheck      time.Duration
 	Progress         io.Writer // periodic counts; nil: none
@@ -148,7 +148,7 @@ func (o *Options) withDefaults() Options {
 		x.SitesInFlight = DefaultSitesInFlight
 	}
 	if x.Tiers == nil {
-		x.Tiers = data.DefaultTiers
+		x.Tiers = schedule.DefaultTiers
 	}
 	if x.MaxDue <= 0 {
 		x.MaxDue = DefaultMaxDue

@@ -218,7 +218,7 @@ func (l *loop) next() (job, bool) {
 		}
 	}
 	for {
-		d, ok := l.found.pop(max(1, l.o.MinInDomains))
+		d, ok := l.found.pop(l.o.MinInDomains)
 		if !ok {
 			return job{}, false
 		}

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // CurrentSchedule is where the crawl reads what is due, under the data directory.
@@ -66,7 +66,7 @@ func ReadDueTop(path string, now time.Time, limit int, skip func(domain string) 
 			total++
 			due = append(due, row)
 			if limit > 0 && len(due) >= 2*limit {
-				slices.SortFunc(due, compareDue)
+				slices.SortFunc(due, schedule.CompareDue)
 				due = slices.Clip(due[:limit])
 			}
 		}
@@ -77,21 +77,9 @@ func ReadDueTop(path string, now time.Time, limit int, skip func(domain string) 
 			return nil, 0, fmt.Errorf("schedule %s: %w", path, err)
 		}
 	}
-	slices.SortFunc(due, compareDue)
+	slices.SortFunc(due, schedule.CompareDue)
 	if limit > 0 && len(due) > limit {
 		due = due[:limit]
 	}
 	return due, total, nil
-}
-
-// compareDue orders due rows as the crawl takes them: highest priority
-// first, then the longest overdue, then by name.
-func compareDue(a, b data.ScheduleRow) int {
-	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
-		return c
-	}
-	if c := a.NextVisit.Compare(b.NextVisit); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Domain, b.Domain)
 }

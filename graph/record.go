@@ -53,7 +53,9 @@ func (s *Store) RecordVisit(v *data.VisitResult) error {
 //     drop them (dropsEdges).
 //   - state: last visit, status and outcome; HTTPS, IPv6, ASN, network
 //     operator when known; OptedOut when robots.txt was read; consecutive
-//     failures and the retry time from data.RetryDelay.
+//     failures, since when, and the server's Retry-After. These are facts:
+//     when the domain is due again is the revisit policy's to compute
+//     (schedule.RetryAt), not the store's.
 //   - one visit-log entry per visit.
 func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 	for i, v := range vs {
@@ -238,12 +240,13 @@ func applyVisit(st *data.DomainState, v *data.VisitResult) {
 			st.Failures = 1
 			st.FailingSince = v.StartedAt
 		}
-		st.RetryAt = v.StartedAt.Add(data.RetryDelay(v.Outcome, st.Failures, v.RetryAfter))
+		st.RetryAfter = v.RetryAfter
 	} else {
 		st.Failures = 0
-		st.RetryAt = time.Time{}
+		st.RetryAfter = 0
 		st.FailingSince = time.Time{}
 	}
+	st.RetryAt = time.Time{} // a format 2 store's retry time: this visit supersedes it
 }
 
 // GoneAfter is how long the same DNS or connection failure must last

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/domain"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 var (
@@ -255,11 +256,16 @@ func TestRecordState(t *testing.T) {
 		check func(t *testing.T, st data.DomainState)
 	}
 	with := func(v *data.VisitResult, f func(*data.VisitResult)) *data.VisitResult { f(v); return v }
+	// The store records the facts; the revisit policy computes the
+	// retry time from them (schedule.RetryAt).
 	failures := func(n int, retry time.Time) func(t *testing.T, st data.DomainState) {
 		return func(t *testing.T, st data.DomainState) {
 			t.Helper()
-			if st.Failures != n || !st.RetryAt.Equal(retry) {
-				t.Errorf("failures %d, retry at %v; want %d, %v", st.Failures, st.RetryAt, n, retry)
+			if at := schedule.RetryAt(&st); st.Failures != n || !at.Equal(retry) {
+				t.Errorf("failures %d, retry at %v; want %d, %v", st.Failures, at, n, retry)
+			}
+			if !st.RetryAt.IsZero() {
+				t.Errorf("the store recorded a retry time %v: only format 2 did", st.RetryAt)
 			}
 		}
 	}

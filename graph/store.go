@@ -22,9 +22,10 @@ import (
 )
 
 // FormatVersion is the store layout this code writes (FORMAT.md). It reads
-// version 1 too, which lacks only the record's FollowedIn flag, and marks
-// such a store version 2 when it opens it for writing.
-const FormatVersion = 2
+// versions 1 and 2 too (version 1 lacks the record's FollowedIn flag,
+// version 2 records a retry time rather than the server's Retry-After),
+// and marks such a store version 3 when it opens it for writing.
+const FormatVersion = 3
 
 var (
 	// ErrLocked: another process has the store open.
@@ -299,11 +300,10 @@ func (s *Store) load() error {
 		}); err != nil {
 			return err
 		}
-		if v == 1 && !s.ro {
-			upgrade = true
-		} else if v != 1 && v != FormatVersion {
-			return fmt.Errorf("%w: the store has format version %d, this program reads version %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
+		if v < 1 || v > FormatVersion {
+			return fmt.Errorf("%w: the store has format version %d, this program reads versions 1 to %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
 		}
+		upgrade = v < FormatVersion && !s.ro
 		if s.nextID, err = readNextID(txn); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/domain"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -277,6 +278,58 @@ func TestFormatUpgrade(t *testing.T) {
 			return nil
 		})
 	}))
+}
+
+// TestFormat2RetryTime: a format 2 store recorded the retry time of a
+// failure rather than the server's Retry-After. After the upgrade that
+// time still stands (the schedule does not change), until the domain's
+// next visit records the facts instead.
+func TestFormat2RetryTime(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	throttled := visit("a.example", t0, data.OutcomeThrottled)
+	throttled.RetryAfter = 5 * time.Hour
+	must(t, s.RecordVisit(throttled))
+	recorded := t0.Add(5 * time.Hour)
+	must(t, s.db.Update(func(txn *badger.Txn) error {
+		// As version 2 wrote it: the retry time, no Retry-After.
+		var st data.DomainState
+		if _, err := getStateOnly(txn, 0, &st); err != nil {
+			return err
+		}
+		st.RetryAt, st.RetryAfter = recorded, 0
+		if err := txn.Set(idKey(prefixDomain, 0), encodeDomain(nil, &st, nil)); err != nil {
+			return err
+		}
+		return txn.Set(keyFormat, []byte{2})
+	}))
+	must(t, s.Close())
+
+	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
+	must(t, err)
+	if st := stateOf(t, ro, "a.example"); !schedule.RetryAt(&st).Equal(recorded) || st.RetryAfter != 0 {
+		t.Errorf("version 2 store read-only: retry at %v (Retry-After %v), want the recorded %v", schedule.RetryAt(&st), st.RetryAfter, recorded)
+	}
+	must(t, ro.Close())
+	s = openDir(t, dir)
+	defer s.Close()
+	if st := stateOf(t, s, "a.example"); !schedule.RetryAt(&st).Equal(recorded) {
+		t.Errorf("version 2 store upgraded: retry at %v, want the recorded %v", schedule.RetryAt(&st), recorded)
+	}
+	// Linked from another domain's visit: its record is rewritten with the
+	// followed-in flag, and keeps the recorded time.
+	must(t, s.RecordVisit(visit("b.example", t1, data.OutcomeOK, link("a.example"))))
+	if st := stateOf(t, s, "a.example"); !st.FollowedIn || !schedule.RetryAt(&st).Equal(recorded) {
+		t.Errorf("rewritten for a link: %+v, retry at %v, want the recorded %v", st, schedule.RetryAt(&st), recorded)
+	}
+	again := visit("a.example", t1, data.OutcomeThrottled)
+	again.RetryAfter = 3 * time.Hour
+	must(t, s.RecordVisit(again))
+	st := stateOf(t, s, "a.example")
+	if !st.RetryAt.IsZero() || st.RetryAfter != 3*time.Hour || st.Failures != 2 ||
+		!schedule.RetryAt(&st).Equal(t1.Add(6*time.Hour)) {
+		t.Errorf("visited again: %+v, retry at %v, want the facts and %v", st, schedule.RetryAt(&st), t1.Add(6*time.Hour))
+	}
 }
 
 func TestReadOnly(t *testing.T) {

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 func TestColors(t *testing.T) {
 	var m Map
-	m.Tiers = data.DefaultTiers
+	m.Tiers = schedule.DefaultTiers
 	add := func(n int, domain, op string, tier int32) {
 		for i := range n {
 			m.Points = append(m.Points, Point{Domain: fmt.Sprintf("%d%s", i, domain), Operator: op, Tier: tier})

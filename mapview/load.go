@@ -10,6 +10,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // ErrNoPlacedDomains: the snapshot has no domain with a map position (the
@@ -35,7 +36,7 @@ type Point struct {
 type Map struct {
 	Snapshot string
 	AsOf     time.Time
-	Tiers    data.TierTable
+	Tiers    []data.Tier
 	Known    int64 // domains in the snapshot, placed or not
 	Points   []Point
 	MaxRank  int64 // the largest rank among the points (0 when none is ranked)
@@ -86,9 +87,9 @@ type wordUse struct {
 	sites int64
 }
 
-func newCollector(id string, asOf time.Time, tiers data.TierTable, words int) *collector {
+func newCollector(id string, asOf time.Time, tiers []data.Tier, words int) *collector {
 	if len(tiers) == 0 {
-		tiers = data.DefaultTiers
+		tiers = schedule.DefaultTiers
 	}
 	return &collector{
 		m:   &Map{Snapshot: id, AsOf: asOf, Tiers: tiers},

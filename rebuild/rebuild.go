@@ -15,6 +15,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // DefaultKeep is how many snapshots a rebuild keeps when Options.Keep is 0.
@@ -29,7 +30,7 @@ const DefaultMapTop = 200_000
 type Options struct {
 	DataDir string    // holds rebuilds/
 	Now     time.Time // as-of time; the snapshot id is Now.UTC().Format(data.SnapshotIDLayout)
-	Tiers   data.TierTable
+	Tiers   schedule.Tiers
 	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
 	Rank    rank.Params // zero: rank.DefaultParams (Workers may be set alone)
 	// MapTop is how many of the best-ranked domains the map's layout
@@ -103,7 +104,7 @@ func (o *Options) setDefaults() error {
 	}
 	o.Now = o.Now.UTC().Truncate(time.Second) // the id has seconds; so do the times derived from it
 	if o.Tiers == nil {
-		o.Tiers = data.DefaultTiers
+		o.Tiers = schedule.DefaultTiers
 	}
 	if err := o.Tiers.Validate(); err != nil {
 		return err

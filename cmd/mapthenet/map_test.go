@@ -10,6 +10,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // writeMapSnapshot lays out a snapshot with the given domains (and no other
@@ -28,7 +29,7 @@ func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	if err := writeTestParquet(filepath.Join(dir, data.LinkWordsFile), words); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: data.DefaultTiers})
+	raw, _ := json.Marshal(data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers})
 	if err := os.WriteFile(filepath.Join(dir, data.ManifestFile), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}

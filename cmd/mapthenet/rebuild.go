@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // rebuildFlags are rebuild's flags. They travel as JSON to a running crawl
@@ -118,11 +118,11 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 	if fl.MaxShrink < 0 || fl.MaxShrink >= 1 {
 		return rebuild.Options{}, usagef("--max-shrink %g: want a fraction from 0 (guard off) to below 1", fl.MaxShrink)
 	}
-	tiers := data.DefaultTiers
+	tiers := schedule.DefaultTiers
 	if len(fl.Tiers) > 0 {
 		var err error
-		if tiers, err = parseTiers(fl.Tiers); err != nil {
-			return rebuild.Options{}, usageError{err}
+		if tiers, err = schedule.ParseTiers(fl.Tiers); err != nil {
+			return rebuild.Options{}, usagef("--tiers: %v", err)
 		}
 	}
 	opts := rebuild.Options{
@@ -259,34 +259,4 @@ func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {
 		parts = append(parts, fmt.Sprintf("%s %.2fs", s.Stage, s.Seconds))
 	}
 	fmt.Fprintf(w, "  %.2fs: %s\n", total, strings.Join(parts, ", "))
-}
-
-// parseTiers reads --tiers: MAXRANK:DAYS:PAGES entries, best tier first,
-// numbered from 1; the last one's MAXRANK is * or 0 (everything else).
-func parseTiers(entries []string) (data.TierTable, error) {
-	var t data.TierTable
-	for i, e := range entries {
-		parts := strings.Split(strings.TrimSpace(e), ":")
-		if len(parts) != 3 {
-			return nil, fmt.Errorf("--tiers %q: want MAXRANK:DAYS:PAGES", e)
-		}
-		var maxRank int64
-		if parts[0] != "*" {
-			v, err := strconv.ParseInt(parts[0], 10, 64)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("--tiers %q: MAXRANK %q is not a rank or *", e, parts[0])
-			}
-			maxRank = v
-		}
-		days, err1 := strconv.Atoi(parts[1])
-		pages, err2 := strconv.Atoi(parts[2])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("--tiers %q: DAYS and PAGES must be whole numbers", e)
-		}
-		t = append(t, data.Tier{Number: i + 1, MaxRank: maxRank, RevisitDays: days, Pages: pages})
-	}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("--tiers: %w", err)
-	}
-	return t, nil
 }
