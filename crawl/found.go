@@ -10,7 +10,8 @@ import (
 // keeps in memory for a first visit in that same run. A domain found
 // while the set is full is not lost: the store recorded it as a
 // never-visited domain with a followed in-link, and the next rebuild's
-// schedule lists it (reason new) with the number of its linking domains
+// schedule lists it (reason new, once it has as many linking domains as
+// the discovery threshold asks) with the number of its linking domains
 // as priority, which is where "those with the most linking domains go
 // first" is kept for every domain, however many a run discovers. So the
 // crawl's memory does not grow with the number of domains discovered: a

@@ -47,6 +47,9 @@ type Stats struct {
 func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	o := opts.withDefaults()
 	stats := Stats{Outcomes: map[data.Outcome]int{}}
+	if err := o.Tiers.Validate(); err != nil {
+		return stats, fmt.Errorf("crawl: %w", err)
+	}
 	// Before a signing key is made: no identity, no crawl.
 	if err := o.checkIdentity(); err != nil {
 		return stats, err

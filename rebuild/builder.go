@@ -315,7 +315,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	if err != nil {
 		return 0, err
 	}
-	policy := schedule.Policy{Tiers: b.opts.Tiers}
+	policy := schedule.Policy{Tiers: b.opts.Tiers, MinInDomains: b.opts.MinInDomains}
 	var sched []data.ScheduleRow
 	var rows int64
 	err = src.Domains(func(st *data.DomainState) error {

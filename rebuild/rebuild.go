@@ -30,9 +30,14 @@ const DefaultMapTop = 200_000
 type Options struct {
 	DataDir string    // holds rebuilds/
 	Now     time.Time // as-of time; the snapshot id is Now.UTC().Format(data.SnapshotIDLayout)
-	Tiers   schedule.Tiers
-	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
-	Rank    rank.Params // zero: rank.DefaultParams (Workers may be set alone)
+	// The revisit policy (package schedule), the crawl's too: the tier
+	// table (nil: schedule.DefaultTiers) and the discovery threshold, the
+	// followed linking domains a never-visited domain needs to be
+	// scheduled (0: schedule.DefaultMinInDomains; seeds need none).
+	Tiers        schedule.Tiers
+	MinInDomains int
+	Keep         int         // snapshots to keep, the new one included; 0: DefaultKeep
+	Rank         rank.Params // zero: rank.DefaultParams (Workers may be set alone)
 	// MapTop is how many of the best-ranked domains the map's layout
 	// places by force simulation: 0 means DefaultMapTop; negative, no map
 	// (map_x and map_y left empty).
@@ -108,6 +113,9 @@ func (o *Options) setDefaults() error {
 	}
 	if err := o.Tiers.Validate(); err != nil {
 		return err
+	}
+	if o.MinInDomains < 0 {
+		return fmt.Errorf("rebuild: min in-domains %d: want 0 (the default) or more", o.MinInDomains)
 	}
 	if o.Keep == 0 {
 		o.Keep = DefaultKeep

@@ -494,6 +494,7 @@ func TestRebuildOptions(t *testing.T) {
 		"no time":   {DataDir: "x"},
 		"bad tiers": {DataDir: "x", Now: asOf, Tiers: schedule.Tiers{{Number: 2}}},
 		"keep -1":   {DataDir: "x", Now: asOf, Keep: -1},
+		"min -1":    {DataDir: "x", Now: asOf, MinInDomains: -1},
 	}
 	for name, o := range bad {
 		if _, err := RunFrom(context.Background(), &fakeSource{}, o); err == nil {
