@@ -3,13 +3,9 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
 )
@@ -126,15 +122,13 @@ func TestReadDueTop(t *testing.T) {
 		rows = append(rows, data.ScheduleRow{Domain: fmt.Sprintf("d%02d.test", i), NextVisit: now.Add(-time.Hour), Priority: int64(i % 7)})
 	}
 	rows = append(rows, data.ScheduleRow{Domain: "later.test", NextVisit: now.Add(time.Hour), Priority: 100})
-	path := filepath.Join(dir, data.ScheduleFile)
-	if err := parquet.WriteFile(path, rows); err != nil {
-		t.Fatal(err)
-	}
-	all, err := ReadDue(path, now)
+	writeSnapshot(t, dir, "", now, rows)
+	sched, _ := currentSnapshot(dir)
+	all, err := ReadDue(sched, now)
 	if err != nil || len(all) != 50 {
 		t.Fatalf("%d rows, %v", len(all), err)
 	}
-	top, total, err := ReadDueTop(path, now, 4, func(d string) bool { return d == "d06.test" })
+	top, total, err := ReadDueTop(sched, now, 4, func(d string) bool { return d == "d06.test" })
 	if err != nil || total != 49 || len(top) != 4 {
 		t.Fatalf("%d of %d rows, %v", len(top), total, err)
 	}
@@ -158,19 +152,13 @@ func TestRunDueBounded(t *testing.T) {
 	w := newWeb(t)
 	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
-	cur := filepath.Join(dir, "rebuilds", "current")
-	if err := os.MkdirAll(cur, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var rows []data.ScheduleRow
 	for i := range 12 {
 		d := fmt.Sprintf("n%02d.test", i)
 		w.html(d+"/", htmlPage())
 		rows = append(rows, data.ScheduleRow{Domain: d, NextVisit: now, Pages: 1, Reason: data.ReasonNew, Priority: int64(i)})
 	}
-	if err := parquet.WriteFile(filepath.Join(cur, data.ScheduleFile), rows); err != nil {
-		t.Fatal(err)
-	}
+	writeSnapshot(t, dir, "", now, rows)
 	store := openStore(t)
 	opts := w.options()
 	opts.DataDir, opts.Now, opts.UntilIdle = dir, now, true

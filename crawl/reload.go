@@ -1,13 +1,11 @@
 package crawl
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // A running crawl follows the newest schedule without a restart: when a
@@ -60,13 +58,11 @@ func (c *commitLog) before(domain string, t time.Time) bool {
 	return false
 }
 
-// scheduleTarget is where rebuilds/current points ("" when nowhere).
+// scheduleTarget is the id of the snapshot rebuilds/current names (""
+// when none).
 func scheduleTarget(dataDir string) string {
-	t, err := os.Readlink(filepath.Join(dataDir, "rebuilds", "current"))
-	if err != nil {
-		return ""
-	}
-	return t
+	s, _ := currentSnapshot(dataDir)
+	return s.ID
 }
 
 // asOfNow is the as-of time for what is due now: --now moved on by the
@@ -82,7 +78,8 @@ func (l *loop) loadSchedule(asOf time.Time) error {
 	if l.o.DataDir == "" {
 		return nil
 	}
-	target := scheduleTarget(l.o.DataDir)
+	cur, ok := currentSnapshot(l.o.DataDir)
+	target := cur.ID
 	reopen := l.reopener(target)
 	skip := func(domain string) bool {
 		if !l.started[domain] {
@@ -94,9 +91,13 @@ func (l *loop) loadSchedule(asOf time.Time) error {
 		}
 		return true
 	}
-	due, total, err := ReadDueTop(CurrentSchedule(l.o.DataDir), asOf, l.o.MaxDue, skip)
-	if err != nil {
-		return err
+	var due []data.ScheduleRow
+	var total int
+	if ok {
+		var err error
+		if due, total, err = ReadDueTop(cur, asOf, l.o.MaxDue, skip); err != nil {
+			return err
+		}
 	}
 	l.schedule = target
 	l.due = due
@@ -118,7 +119,7 @@ func (l *loop) recheck(idle bool) {
 		return
 	}
 	if l.schedule != before {
-		l.o.Logger.Info("new schedule", "snapshot", filepath.Base(l.schedule), "due", len(l.due))
+		l.o.Logger.Info("new schedule", "snapshot", l.schedule, "due", len(l.due))
 	}
 }
 
@@ -129,7 +130,7 @@ func (l *loop) reopener(target string) func(domain string) bool {
 	if target == l.schedule || target == "" {
 		return nil
 	}
-	taken, ok := snapshotTaken(filepath.Join(l.o.DataDir, "rebuilds", target, data.ManifestFile))
+	taken, ok := snapshotTaken(snapshot.Local(l.o.DataDir), target)
 	if !ok {
 		return nil
 	}
@@ -137,12 +138,13 @@ func (l *loop) reopener(target string) func(domain string) bool {
 	return func(domain string) bool { return l.commits.before(domain, cutoff) }
 }
 
-// snapshotTaken estimates when a snapshot's view of the store was opened:
-// the manifest's created_at less its stages' durations (the first stage
-// starts just before the view opens, the last ends just after created_at,
-// so the estimate errs early, which is the safe side).
-func snapshotTaken(manifest string) (time.Time, bool) {
-	m, err := readManifest(manifest)
+// snapshotTaken estimates when the view of the store that snapshot id was
+// made from was opened: the manifest's created_at less its stages'
+// durations (the first stage starts just before the view opens, the last
+// ends just after created_at, so the estimate errs early, which is the
+// safe side).
+func snapshotTaken(st snapshot.Storage, id string) (time.Time, bool) {
+	m, err := snapshot.ReadManifest(st, id)
 	if err != nil || m.CreatedAt.IsZero() {
 		return time.Time{}, false
 	}
@@ -151,16 +153,4 @@ func snapshotTaken(manifest string) (time.Time, bool) {
 		d += s.Seconds
 	}
 	return m.CreatedAt.Add(-time.Duration(d * float64(time.Second))), true
-}
-
-func readManifest(path string) (*data.Manifest, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m data.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	return &m, nil
 }

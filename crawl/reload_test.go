@@ -2,44 +2,43 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// writeSnapshot writes rebuilds/<id>/ with a schedule and a manifest made
-// at created, and points rebuilds/current at it.
-func writeSnapshot(t *testing.T, dir, id string, created time.Time, rows []data.ScheduleRow) {
+// writeSnapshot publishes snapshot id (of its creation time, when id is
+// "") in the data directory dir with a schedule and a manifest made at
+// created, points current at it and returns its id.
+func writeSnapshot(t *testing.T, dir, id string, created time.Time, rows []data.ScheduleRow) string {
 	t.Helper()
-	snap := filepath.Join(dir, "rebuilds", id)
-	if err := os.MkdirAll(snap, 0o755); err != nil {
+	if id == "" {
+		id = snapshot.ID(created)
+	}
+	d := snapshot.Local(dir)
+	b, err := snapshot.Begin(d, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := parquet.WriteFile(filepath.Join(snap, data.ScheduleFile), rows); err != nil {
+	defer b.Abort()
+	if _, err := b.WriteSchedule(rows); err != nil {
 		t.Fatal(err)
 	}
-	m, _ := json.Marshal(data.Manifest{ID: id, CreatedAt: created,
-		Stages: []data.StageTiming{{Stage: "snapshot", Seconds: 1}, {Stage: "commit", Seconds: 1}}})
-	if err := os.WriteFile(filepath.Join(snap, data.ManifestFile), m, 0o644); err != nil {
+	m := &data.Manifest{ID: id, SchemaVersion: data.SchemaVersion, CreatedAt: created,
+		Stages: []data.StageTiming{{Stage: "snapshot", Seconds: 1}, {Stage: "commit", Seconds: 1}}}
+	if err := b.Commit(m); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, "rebuilds", "current.tmp")
-	os.Remove(tmp)
-	if err := os.Symlink(id, tmp); err != nil {
+	if err := d.SetCurrent(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, "rebuilds", "current")); err != nil {
-		t.Fatal(err)
-	}
+	return id
 }
 
 // A running crawl, busy with a visit, picks up the schedule a rebuild
@@ -63,7 +62,7 @@ func TestRunFollowsANewSchedule(t *testing.T) {
 	due := func(d string, prio int64) data.ScheduleRow {
 		return data.ScheduleRow{Domain: d, NextVisit: t0.Add(-time.Hour), Tier: 6, Pages: 1, Reason: data.ReasonRevisit, Priority: prio}
 	}
-	writeSnapshot(t, dir, "s1", t0.Add(-time.Hour), []data.ScheduleRow{due("a.test", 2), due("slow.test", 1)})
+	writeSnapshot(t, dir, "", t0.Add(-time.Hour), []data.ScheduleRow{due("a.test", 2), due("slow.test", 1)})
 
 	gs := openStore(t)
 	if err := gs.AddDomains([]string{"a.test", "slow.test", "new.test"}, t0, false); err != nil {
@@ -94,7 +93,7 @@ func TestRunFollowsANewSchedule(t *testing.T) {
 	} // a.test is committed at t0
 	// A rebuild two minutes on saw a.test's visit, not slow.test's (it
 	// ends after the snapshot).
-	writeSnapshot(t, dir, "s2", t0.Add(2*time.Minute+2*time.Second),
+	writeSnapshot(t, dir, "", t0.Add(2*time.Minute+2*time.Second),
 		[]data.ScheduleRow{due("a.test", 3), due("new.test", 2), due("slow.test", 1)})
 	fc.Advance(2 * time.Minute)
 	close(release) // slow.test ends; a minute has passed: the crawl looks
@@ -138,12 +137,12 @@ func (s *notifyingStore) RecordVisits(vs []*data.VisitResult) error {
 func TestSnapshotTaken(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
-	writeSnapshot(t, dir, "x", at, nil)
-	got, ok := snapshotTaken(filepath.Join(dir, "rebuilds", "x", data.ManifestFile))
+	id := writeSnapshot(t, dir, "", at, nil)
+	got, ok := snapshotTaken(snapshot.Local(dir), id)
 	if !ok || !got.Equal(at.Add(-2*time.Second)) {
 		t.Errorf("%v %v", got, ok)
 	}
-	if _, ok := snapshotTaken(filepath.Join(dir, "missing.json")); ok {
+	if _, ok := snapshotTaken(snapshot.Local(dir), "2020-01-01T000000Z"); ok {
 		t.Error("a missing manifest gave a time")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/domain"
@@ -279,18 +278,13 @@ func TestRunFollowsTheSchedule(t *testing.T) {
 	w.html("later.test/", htmlPage())
 	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
-	cur := filepath.Join(dir, "rebuilds", "current")
-	if err := os.MkdirAll(cur, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	rows := []data.ScheduleRow{
 		{Domain: "due.test", NextVisit: now.Add(-time.Hour), Tier: 1, Pages: 2, Reason: data.ReasonRevisit, Priority: 5},
 		{Domain: "later.test", NextVisit: now.Add(time.Hour), Tier: 6, Pages: 8, Reason: data.ReasonNew},
 	}
-	if err := parquet.WriteFile(filepath.Join(cur, data.ScheduleFile), rows); err != nil {
-		t.Fatal(err)
-	}
-	due, err := ReadDue(CurrentSchedule(dir), now)
+	writeSnapshot(t, dir, "", now, rows)
+	sched, _ := currentSnapshot(dir)
+	due, err := ReadDue(sched, now)
 	if err != nil || len(due) != 1 || due[0].Domain != "due.test" {
 		t.Fatalf("due %v %v", due, err)
 	}

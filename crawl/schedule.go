@@ -3,28 +3,36 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// CurrentSchedule is where the crawl reads what is due, under the data directory.
-func CurrentSchedule(dataDir string) string {
-	return filepath.Join(dataDir, "rebuilds", "current", data.ScheduleFile)
+// currentSnapshot is the snapshot whose schedule the crawl follows: the
+// one rebuilds/current names in dataDir, resolved once, so that what is
+// read is that snapshot's even if a rebuild moves `current` meanwhile. ok
+// is false when there is none yet.
+func currentSnapshot(dataDir string) (s snapshot.Files, ok bool) {
+	if dataDir == "" {
+		return snapshot.Files{}, false
+	}
+	d := snapshot.Local(dataDir)
+	id, err := d.Current()
+	if err != nil || id == "" {
+		return snapshot.Files{}, false
+	}
+	return snapshot.At(d, id), true
 }
 
-// ReadDue returns the schedule rows due at now (next_visit not after it),
-// highest priority first. A missing file (no rebuild yet) is no rows.
-func ReadDue(path string, now time.Time) ([]data.ScheduleRow, error) {
-	due, _, err := ReadDueTop(path, now, 0, nil)
+// ReadDue returns the rows of s's schedule due at now (next_visit not
+// after it), highest priority first. A snapshot without a schedule is no
+// rows.
+func ReadDue(s snapshot.Files, now time.Time) ([]data.ScheduleRow, error) {
+	due, _, err := ReadDueTop(s, now, 0, nil)
 	return due, err
 }
 
@@ -37,29 +45,9 @@ const DefaultMaxDue = 100_000
 // skip (nil: none) does not pass over; total counts those due rows. Only
 // the rows kept are in memory (at most twice limit while reading), so
 // memory follows the limit, not the schedule's length.
-func ReadDueTop(path string, now time.Time, limit int, skip func(domain string) bool) (due []data.ScheduleRow, total int, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("schedule: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("schedule: %w", err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, 0, fmt.Errorf("schedule %s: %w", path, err)
-	}
-	r := parquet.NewGenericReader[data.ScheduleRow](pf)
-	defer r.Close()
-	buf := make([]data.ScheduleRow, 1024)
-	for {
-		n, err := r.Read(buf)
-		for _, row := range buf[:n] {
+func ReadDueTop(s snapshot.Files, now time.Time, limit int, skip func(domain string) bool) (due []data.ScheduleRow, total int, err error) {
+	err = s.EachSchedule(func(batch []data.ScheduleRow) error {
+		for _, row := range batch {
 			if row.NextVisit.After(now) || (skip != nil && skip(row.Domain)) {
 				continue
 			}
@@ -70,12 +58,13 @@ func ReadDueTop(path string, now time.Time, limit int, skip func(domain string) 
 				due = slices.Clip(due[:limit])
 			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("schedule %s: %w", path, err)
-		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("schedule: %w", err)
 	}
 	slices.SortFunc(due, schedule.CompareDue)
 	if limit > 0 && len(due) > limit {

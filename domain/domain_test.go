@@ -73,7 +73,7 @@ func TestNormalize(t *testing.T) {
 				}
 				var de *Error
 				if !errors.As(err, &de) || de.Input != tt.in {
-					t.Fatalf("error %v is not a *Error naming the input", err)
+					t.Fatalf("error %v is not an *Error naming the input", err)
 				}
 				return
 			}
@@ -117,7 +117,7 @@ func FuzzNormalize(f *testing.F) {
 		if err != nil {
 			var de *Error
 			if !errors.As(err, &de) {
-				t.Fatalf("Normalize(%q): error %v is not a *Error", in, err)
+				t.Fatalf("Normalize(%q): error %v is not an *Error", in, err)
 			}
 			return
 		}

@@ -20,8 +20,8 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/graphgen"
-	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // Crash safety, tested on the real binary: kill -9 at random moments
@@ -299,7 +299,7 @@ func noErr(t *testing.T, err error) {
 func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 	dir := t.TempDir()
 	fillStore(t, filepath.Join(dir, "store"), graphgen.Config{Domains: 8_000, Edges: 60_000, Seed: 5})
-	rebuilds := filepath.Join(dir, rebuild.RebuildsDir)
+	rebuilds := snapshot.Local(dir)
 	at := now
 	run := func() *proc {
 		at = at.Add(time.Hour)
@@ -335,7 +335,7 @@ func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 		default:
 			// Killed after moving current (while pruning, say): then its
 			// snapshot is the last complete one.
-			if target, _ := os.Readlink(filepath.Join(rebuilds, rebuild.CurrentLink)); target == at.Format(data.SnapshotIDLayout) {
+			if target, _ := rebuilds.Current(); target == at.Format(data.SnapshotIDLayout) {
 				last = target
 			}
 		}
@@ -343,26 +343,14 @@ func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 		checkCurrent(t, rebuilds, last)
 	}
 
-	var debris []string
-	entries, err := os.ReadDir(rebuilds)
-	noErr(t, err)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
-			debris = append(debris, e.Name())
-		}
-	}
-	t.Logf("the killed rebuilds left %v", debris)
+	t.Logf("the killed rebuilds left %v", debris(t, rebuilds))
 	p := run()
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("rebuild after the kills: exit %d:\n%s", code, p.stderr.String())
 	}
 	checkCurrent(t, rebuilds, at.Format(data.SnapshotIDLayout))
-	entries, err = os.ReadDir(rebuilds)
-	noErr(t, err)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
-			t.Errorf("the rebuild after the kills left %s behind", e.Name())
-		}
+	if left := debris(t, rebuilds); len(left) > 0 {
+		t.Errorf("the rebuild after the kills left %q behind", left)
 	}
 	// The store the killed rebuilds had open still opens.
 	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true, ReadOnly: true})
@@ -372,18 +360,35 @@ func testRebuildKilled(t *testing.T, bin string, rng *rand.Rand) {
 	noErr(t, s.Close())
 }
 
+// debris lists what is in the snapshot directory besides the snapshots,
+// `current` and the lock: what killed rebuilds left.
+func debris(t *testing.T, rebuilds *snapshot.Dir) []string {
+	t.Helper()
+	ids, err := rebuilds.List()
+	noErr(t, err)
+	entries, err := os.ReadDir(rebuilds.Location("", ""))
+	noErr(t, err)
+	var left []string
+	for _, e := range entries {
+		if n := e.Name(); !slices.Contains(ids, n) && n != snapshot.CurrentName && n != snapshot.LockName {
+			left = append(left, n)
+		}
+	}
+	return left
+}
+
 // checkCurrent: rebuilds/current names want, and its manifest and files
 // are whole.
-func checkCurrent(t *testing.T, rebuilds, want string) {
+func checkCurrent(t *testing.T, rebuilds *snapshot.Dir, want string) {
 	t.Helper()
-	target, err := os.Readlink(filepath.Join(rebuilds, rebuild.CurrentLink))
-	if err != nil {
-		t.Fatalf("current: %v", err)
+	target, err := rebuilds.Current()
+	if err != nil || target == "" {
+		t.Fatalf("current: %q, %v", target, err)
 	}
 	if target != want {
 		t.Errorf("current -> %s, want the last complete snapshot %s", target, want)
 	}
-	m, err := rebuild.ReadManifest(filepath.Join(rebuilds, rebuild.CurrentLink, data.ManifestFile))
+	m, err := snapshot.ReadManifest(rebuilds, target)
 	if err != nil {
 		t.Fatalf("current's manifest: %v", err)
 	}
@@ -391,9 +396,12 @@ func checkCurrent(t *testing.T, rebuilds, want string) {
 		t.Errorf("current -> %s holds the manifest of %s", target, m.ID)
 	}
 	for file, rows := range m.Counts {
-		st, err := os.Stat(filepath.Join(rebuilds, rebuild.CurrentLink, file))
-		if err != nil || st.Size() == 0 {
+		f, err := rebuilds.Open(target, file)
+		if err != nil || f.Size() == 0 {
 			t.Errorf("current's %s (%d rows in the manifest): %v", file, rows, err)
+		}
+		if f != nil {
+			f.Close()
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // The as-of time of the crawls and rebuilds (the crawler's --now).
@@ -116,7 +117,7 @@ func (r *run) crawl(t *testing.T, at time.Time, tune func(*crawl.Options)) {
 
 func readSnapshot[T any](t *testing.T, r *run, file string) []T {
 	t.Helper()
-	rows, err := parquet.ReadFile[T](filepath.Join(r.dir, rebuild.RebuildsDir, rebuild.CurrentLink, file))
+	rows, err := parquet.ReadFile[T](snapshot.Local(r.dir).CurrentPath(file))
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // TestOps runs the built binary as an operator would: crawl, rebuild from
@@ -393,7 +394,7 @@ func testRebuildWhileCrawling(t *testing.T, bin string) {
 func opsCheckConsistent(t *testing.T, w *simweb.Web, dir, id string) {
 	t.Helper()
 	r := &run{web: w, dir: dir}
-	cur, err := os.Readlink(filepath.Join(dir, "rebuilds", "current"))
+	cur, err := snapshot.Local(dir).Current()
 	if err != nil || cur != id {
 		t.Fatalf("current → %q (%v), want %s", cur, err, id)
 	}

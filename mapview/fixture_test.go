@@ -1,76 +1,61 @@
 package mapview
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // fixtureAsOf is the as-of time of every test snapshot.
 var fixtureAsOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 
-// writeSnapshot lays out a complete snapshot directory the way rebuild does
-// (rebuilds/<id>/ with manifest.json, domains.parquet, link_words.parquet,
-// and rebuilds/current pointing at it), so that the tests read it through
-// rebuild.OpenSnapshot like the command does. Until the layout fills
-// map_x/map_y, this is where positions come from.
-func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words []data.LinkWordRow) *rebuild.Snapshot {
+// writeSnapshot publishes a snapshot with the given domains.parquet and
+// link_words.parquet through package snapshot, as a rebuild does, as the
+// current one of dataDir, and opens it as the command does. Until the
+// layout fills map_x/map_y, this is where positions come from.
+func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words []data.LinkWordRow) *snapshot.Snapshot {
 	t.Helper()
-	id := fixtureAsOf.Format(data.SnapshotIDLayout)
-	dir := filepath.Join(dataDir, rebuild.RebuildsDir, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeParquetFile(t, filepath.Join(dir, data.DomainsFile), domains)
-	writeParquetFile(t, filepath.Join(dir, data.LinkWordsFile), words)
-	m := data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers,
-		Counts: map[string]int64{"domains": int64(len(domains))}, CreatedAt: fixtureAsOf}
-	raw, err := json.Marshal(m)
+	id := snapshot.ID(fixtureAsOf)
+	d := snapshot.Local(dataDir)
+	b, err := snapshot.Begin(d, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, data.ManifestFile), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(id, filepath.Join(dataDir, rebuild.RebuildsDir, rebuild.CurrentLink)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := rebuild.OpenSnapshot(dataDir, "")
+	defer b.Abort()
+	w, err := b.CreateDomains("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
-}
-
-func writeParquetFile[T any](t testing.TB, path string, rows []T) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[T](f)
-	if _, err := w.Write(rows); err != nil {
+	if err := w.Write(domains...); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); err != nil {
+	if _, err := b.WriteLinkWords(words); err != nil {
 		t.Fatal(err)
 	}
+	m := &data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers,
+		Counts: map[string]int64{data.DomainsFile: int64(len(domains))}, CreatedAt: fixtureAsOf}
+	if err := b.Commit(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetCurrent(id); err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.Open(dataDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // genWeb makes n domains, all placed, in a few clusters (as a force layout

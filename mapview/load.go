@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // ErrNoPlacedDomains: the snapshot has no domain with a map position (the
@@ -27,7 +27,10 @@ type Point struct {
 	Rank     int64 // 1 = top; 0 = unranked
 	Tier     int32
 	Operator string // network operator; "" when unknown
-	Words    []string
+	// Community is the domain's community (domains.parquet's community);
+	// -1 when it has none.
+	Community int32
+	Words     []string
 }
 
 // Map is what both outputs draw: a snapshot's placed domains, best rank
@@ -46,7 +49,7 @@ type Map struct {
 // for each (the most used first). It streams domains.parquet and
 // link_words.parquet once each, keeping only placed domains. A position
 // that is not finite counts as not placed.
-func Load(s *rebuild.Snapshot, words int) (*Map, error) {
+func Load(s *snapshot.Snapshot, words int) (*Map, error) {
 	c := newCollector(s.ID, s.Manifest.AsOf, s.Manifest.Tiers, words)
 	err := s.EachDomain(func(rows []data.DomainRow) error {
 		for i := range rows {
@@ -102,7 +105,10 @@ func (c *collector) domain(r *data.DomainRow) {
 	if r.MapX == nil || r.MapY == nil || !finite(*r.MapX) || !finite(*r.MapY) {
 		return
 	}
-	p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier}
+	p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier, Community: -1}
+	if r.Community != nil {
+		p.Community = *r.Community
+	}
 	if r.Rank != nil && *r.Rank > 0 {
 		p.Rank = *r.Rank
 		c.m.MaxRank = max(c.m.MaxRank, p.Rank)

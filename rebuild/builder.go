@@ -5,22 +5,22 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // builder holds what a rebuild keeps in memory between stages: arrays
 // indexed by a dense domain index (the store's ids may have gaps), a few
 // bytes per domain and 8 per followed edge. Visits are streamed.
 type builder struct {
-	opts        Options
-	log         *slog.Logger
-	tmp         string
-	prevDomains string // the previous snapshot's domains.parquet; "" when none
+	opts Options
+	log  *slog.Logger
+	snap *snapshot.Build // the snapshot being written
+	prev *snapshot.Files // the current snapshot, the previous one to this; nil when none
 
 	began  time.Time
 	counts map[string]int64
@@ -80,8 +80,6 @@ func (b *builder) timed(stage string, start time.Time, rows int64) {
 	}
 	b.log.Info("rebuild stage done", "stage", stage, "rows", rows, "seconds", d.Seconds())
 }
-
-func (b *builder) path(file string) string { return filepath.Join(b.tmp, file) }
 
 func (b *builder) build(ctx context.Context, src Source) error {
 	steps := []struct {
@@ -155,7 +153,7 @@ func (b *builder) denseOf(id uint32) (int32, bool) {
 // writeEdges streams the edges into edges.parquet and keeps the followed
 // ones for ranks, counts and link words.
 func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
-	fw, err := createParquet[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup, edgeWriterOptions...)
+	fw, err := b.snap.CreateEdges()
 	if err != nil {
 		return 0, err
 	}
@@ -220,7 +218,7 @@ func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
 	for i, lw := range top {
 		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}
 	}
-	n, err := writeParquet(b.path(data.LinkWordsFile), smallRowGroup, rows)
+	n, err := b.snap.WriteLinkWords(rows)
 	b.counts[data.LinkWordsFile] = n
 	return n, err
 }
@@ -228,7 +226,7 @@ func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
 // writeVisits streams the visit log into visits.parquet: the writer holds
 // one row group at most, so memory does not grow with the log.
 func (b *builder) writeVisits(ctx context.Context, src Source) (int64, error) {
-	fw, err := createParquet[data.VisitRow](b.path(data.VisitsFile), smallRowGroup)
+	fw, err := b.snap.CreateVisits()
 	if err != nil {
 		return 0, err
 	}
@@ -311,7 +309,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		// An unreadable previous snapshot must not stop new ones.
 		b.log.Warn("previous ranks unavailable: prev_rank left empty", "err", err)
 	}
-	fw, err := createParquet[data.DomainRow](b.path(data.DomainsFile), smallRowGroup, b.domainsMetadata()...)
+	fw, err := b.snap.CreateDomains(b.mapPrint)
 	if err != nil {
 		return 0, err
 	}
@@ -371,7 +369,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	}
 	b.counts[data.DomainsFile] = rows
 
-	n, err := writeParquet(b.path(data.ScheduleFile), smallRowGroup, sched)
+	n, err := b.snap.WriteSchedule(sched)
 	b.counts[data.ScheduleFile] = n
 	return rows, err
 }
@@ -406,27 +404,12 @@ func domainRow(st *data.DomainState, tier data.Tier) data.DomainRow {
 	return r
 }
 
-// prevRankRow reads just two columns of an earlier domains.parquet.
-type prevRankRow struct {
-	Domain string `parquet:"domain"`
-	Rank   *int64 `parquet:"rank,optional"`
-}
-
 // loadPrevRanks maps each ranked domain of the previous snapshot to its rank.
 func (b *builder) loadPrevRanks() (map[string]int64, error) {
-	prev := map[string]int64{}
-	if b.prevDomains == "" {
-		return prev, nil
+	if b.prev == nil {
+		return map[string]int64{}, nil
 	}
-	err := readParquet(b.prevDomains, func(rows []prevRankRow) error {
-		for _, r := range rows {
-			if r.Rank != nil {
-				prev[r.Domain] = *r.Rank
-			}
-		}
-		return nil
-	})
-	return prev, err
+	return b.prev.Ranks()
 }
 
 func ptr[T any](v T) *T { return &v }

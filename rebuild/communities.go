@@ -2,11 +2,7 @@ package rebuild
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/community"
 )
@@ -51,94 +47,25 @@ func (b *builder) computeCommunities(ctx context.Context, _ Source) (int64, erro
 // previous snapshot (-1: none); nil when there is no previous snapshot or
 // it has no community column (one written before the column existed).
 // Rows are matched by store id, and the name must agree, so a snapshot of
-// another store matches nothing. It reads the three columns page by page,
-// as readPrevMap does, rather than building every row.
-func (b *builder) loadPrevCommunities() (_ []int32, err error) {
-	if b.prevDomains == "" {
+// another store matches nothing. Only the three columns are read
+// (snapshot.Files.Communities).
+func (b *builder) loadPrevCommunities() ([]int32, error) {
+	if b.prev == nil {
 		return nil, nil
-	}
-	path := b.prevDomains
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: %w: %v", path, ErrNotParquet, r)
-		}
-	}()
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-	}
-	if _, ok := pf.Schema().Lookup("community"); !ok {
-		return nil, nil
-	}
-	var cols [3]int
-	for i, c := range []struct {
-		name string
-		kind parquet.Kind
-	}{{"id", parquet.Int32}, {"domain", parquet.ByteArray}, {"community", parquet.Int32}} {
-		leaf, ok := pf.Schema().Lookup(c.name)
-		if !ok || leaf.MaxRepetitionLevel != 0 || leaf.Node.Type().Kind() != c.kind {
-			return nil, fmt.Errorf("%s: %w: no %s column of %v values", path, ErrNotParquet, c.name, c.kind)
-		}
-		cols[i] = leaf.ColumnIndex
 	}
 	prev := make([]int32, len(b.names))
 	for i := range prev {
 		prev[i] = -1
 	}
-	var index []int32
-	for _, rg := range pf.RowGroups() {
-		rows := rg.NumRows()
-		chunks := rg.ColumnChunks()
-		index = index[:0]
-		err := columnValues(chunks[cols[0]], func(v parquet.Value) {
-			d, ok := int32(-1), false
-			if !v.IsNull() && v.Int32() >= 0 {
-				d, ok = b.denseOf(uint32(v.Int32()))
-			}
-			if !ok {
-				d = -1
-			}
-			index = append(index, d)
-		})
-		if err == nil && int64(len(index)) != rows {
-			err = fmt.Errorf("%d ids in a row group of %d rows", len(index), rows)
+	ok, err := b.prev.Communities(func(id int32, name []byte) int32 {
+		d, ok := b.denseOf(uint32(id))
+		if !ok || string(name) != b.names[d] {
+			return -1 // gone from the store, or another domain under this id: not the same store
 		}
-		r := 0
-		if err == nil {
-			err = columnValues(chunks[cols[1]], func(v parquet.Value) {
-				if r < len(index) && index[r] >= 0 && (v.IsNull() || string(v.ByteArray()) != b.names[index[r]]) {
-					index[r] = -1 // another domain under this id: not the same store
-				}
-				r++
-			})
-		}
-		if err == nil && int64(r) != rows {
-			err = fmt.Errorf("%d domains in a row group of %d rows", r, rows)
-		}
-		r = 0
-		if err == nil {
-			err = columnValues(chunks[cols[2]], func(v parquet.Value) {
-				if r < len(index) && index[r] >= 0 && !v.IsNull() && v.Int32() >= 0 {
-					prev[index[r]] = v.Int32()
-				}
-				r++
-			})
-		}
-		if err == nil && int64(r) != rows {
-			err = fmt.Errorf("%d communities in a row group of %d rows", r, rows)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-		}
+		return d
+	}, func(d, community int32) { prev[d] = community })
+	if err != nil || !ok {
+		return nil, err
 	}
 	return prev, nil
 }

@@ -1,7 +1,6 @@
 package rebuild
 
 import (
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -110,45 +109,5 @@ func TestRebuildCommunities(t *testing.T) {
 	t.Logf("%d extra edges: %d of %d domains keep their community id", len(extra), kept, assigned)
 	if kept*100 < assigned*95 {
 		t.Errorf("%d of %d domains keep their community id, want at least 95%%", kept, assigned)
-	}
-}
-
-// prevCommunityRow is a domains.parquet row as far as
-// loadPrevCommunities cares, with a column it must skip.
-type prevCommunityRow struct {
-	ID        int32  `parquet:"id"`
-	Domain    string `parquet:"domain"`
-	Rank      *int64 `parquet:"rank,optional"`
-	Community *int32 `parquet:"community,optional"`
-}
-
-func TestLoadPrevCommunities(t *testing.T) {
-	i32 := func(v int32) *int32 { return &v }
-	b := &builder{log: slog.New(slog.DiscardHandler), names: []string{"a.example", "b.example", "c.example", "d.example"},
-		dense: []int32{0, 1, -1, 2, 3}}
-	rows := []prevCommunityRow{
-		{ID: 0, Domain: "a.example", Community: i32(5)},
-		{ID: 1, Domain: "b.example"},                        // no community
-		{ID: 2, Domain: "gone.example", Community: i32(9)},  // id no longer in the store
-		{ID: 3, Domain: "other.example", Community: i32(4)}, // id of another name: another store
-		{ID: 4, Domain: "d.example", Community: i32(12)},
-		{ID: 99, Domain: "x.example", Community: i32(1)}, // beyond the store's ids
-	}
-	for range 3 { // more than one row group (writePrev makes groups of 7)
-		rows = append(rows, prevCommunityRow{ID: 2, Domain: "gone.example"})
-	}
-	b.prevDomains = writePrev(t, rows, "")
-	got, err := b.loadPrevCommunities()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int32{5, -1, -1, 12}; !slices.Equal(got, want) {
-		t.Errorf("previous communities %v, want %v", got, want)
-	}
-
-	// A snapshot written before the column existed: none, no error.
-	b.prevDomains = writePrev(t, []prevRow{{Domain: "a.example"}}, "")
-	if got, err := b.loadPrevCommunities(); err != nil || got != nil {
-		t.Errorf("no community column: %v, %v; want nil, nil", got, err)
 	}
 }

@@ -1,7 +1,8 @@
-// Package rebuild turns the link store into a snapshot: one directory
-// rebuilds/<id>/ of Parquet files (DESIGN.md, "The snapshot") holding every
-// known domain with its rank, tier and next visit, the edges, the link words,
-// the visit log and the schedule the next crawl follows, plus manifest.json.
+// Package rebuild is the pipeline that turns the link store into a
+// snapshot (package snapshot, which owns its files; DESIGN.md, "The
+// snapshot"): every known domain with its rank, tier and next visit, the
+// edges, the link words, the visit log and the schedule the next crawl
+// follows, plus manifest.json.
 //
 // Run takes one consistent view of the store and streams it through these
 // stages, each timed in the manifest:
@@ -17,15 +18,12 @@
 //	           layout over the followed graph taken as undirected, warm-started from the previous
 //	           snapshot's positions by name; the other ranked domains beside their placed neighbours
 //	write      domains.parquet and schedule.parquet, from a second pass over the domains
-//	commit     manifest.json, fsync, rename into place, move `current`, prune old snapshots
+//	commit     manifest.json, publish, move `current` (unless the shrink guard holds it), prune
 //
-// Everything is written into rebuilds/.tmp-<id>-*; only a complete snapshot
-// is renamed to rebuilds/<id> and only then does the relative symlink
-// rebuilds/current move to it (symlink under a temporary name, then rename,
-// so that readers always see a whole snapshot). A rebuild that fails leaves
-// `current` where it was; its temporary directory is removed, and any left
-// by a killed rebuild is removed by the next one. A lock file
-// (rebuilds/.lock, flock) keeps two rebuilds from running at once.
-//
-// Reading snapshots (OpenSnapshot, Snapshot's readers) lives in snapshot.go.
+// Everything is written through a snapshot.Build: staged, then published
+// whole, and only then does `current` move to it, so that readers always
+// see a whole snapshot. A rebuild that fails leaves `current` where it
+// was and its staged files are dropped; what a killed rebuild left is
+// removed by the next one. The snapshot directory's lock
+// (snapshot.Dir.Lock) keeps two rebuilds from running at once.
 package rebuild

@@ -3,11 +3,11 @@ package rebuild
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // DefaultMaxShrink is the snapshot guard's default (Options.MaxShrink): a
@@ -28,7 +28,7 @@ type ShrinkError struct {
 func (e *ShrinkError) Error() string {
 	return fmt.Sprintf("%s: snapshot %s was written but %s stays on %s: %s. If the shrink is expected "+
 		"(domains removed on purpose, a new store), rebuild again with --accept-shrink; otherwise check the "+
-		"store (`mapthenet store verify`) and the --data-dir", ErrShrunk, e.ID, CurrentLink, e.Current, e.Reason)
+		"store (`mapthenet store verify`) and the --data-dir", ErrShrunk, e.ID, snapshot.CurrentName, e.Current, e.Reason)
 }
 
 func (e *ShrinkError) Unwrap() error { return ErrShrunk }
@@ -61,25 +61,3 @@ func shrinkReason(prev *data.Manifest, counts map[string]int64, maxShrink float6
 	}
 	return strings.Join(why, " and ") + " (more than the guard's " + strconv.FormatFloat(maxShrink*100, 'g', -1, 64) + "%, --max-shrink)"
 }
-
-// umask is the process's file mode creation mask, read without changing
-// it (syscall.Umask sets it, racing every goroutine that creates files);
-// Linux says it in /proc/self/status. 022 when it cannot be read.
-func umask() os.FileMode {
-	b, err := os.ReadFile("/proc/self/status")
-	if err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
-				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-					return os.FileMode(m)
-				}
-			}
-		}
-	}
-	return 0o022
-}
-
-// dirMode is the mode a new directory gets under the umask: what MkdirAll
-// gives, and what a snapshot's folder, made 0700 by os.MkdirTemp, is set
-// to, so that the operator's DuckDB users can read it (issue 13).
-func dirMode() os.FileMode { return 0o777 &^ umask() }

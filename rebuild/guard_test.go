@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 func TestShrinkGuard(t *testing.T) {
@@ -46,7 +46,7 @@ func TestShrinkGuard(t *testing.T) {
 			next := asOf.Add(time.Hour)
 			m, err := RunFrom(context.Background(), tc.next, Options{DataDir: dir, Now: next, MapTop: -1,
 				MaxShrink: tc.maxShrink, AcceptShrink: tc.accept})
-			cur, _ := currentID(filepath.Join(dir, RebuildsDir))
+			cur, _ := snapshot.Local(dir).Current()
 			id := next.Format(data.SnapshotIDLayout)
 			if tc.guarded {
 				var se *ShrinkError
@@ -56,7 +56,7 @@ func TestShrinkGuard(t *testing.T) {
 				if cur != first {
 					t.Errorf("current → %s, want %s", cur, first)
 				}
-				if _, err := os.Stat(filepath.Join(dir, RebuildsDir, id, data.ManifestFile)); err != nil {
+				if _, err := snapshot.ReadManifest(snapshot.Local(dir), id); err != nil {
 					t.Errorf("the guarded snapshot is not written: %v", err)
 				}
 				return
@@ -81,7 +81,7 @@ func TestSnapshotModesFollowUmask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := filepath.Join(dir, RebuildsDir, m.ID)
+	snap := snapshot.Local(dir).Location(m.ID, "")
 	st, err := os.Stat(snap)
 	if err != nil {
 		t.Fatal(err)

@@ -3,21 +3,11 @@ package rebuild
 import (
 	"context"
 	"fmt"
-	"io"
-	"math"
-	"os"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
+	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/layout"
 )
-
-// mapFingerprintKey names the key-value metadata entry of domains.parquet
-// that holds the fingerprint of the map layout's input (a footer entry, not
-// a column: the file's schema is unchanged). The next rebuild compares it
-// with its own to keep an unchanged map exactly as it was.
-const mapFingerprintKey = "mapthenet.map.fingerprint"
 
 // computeLayout places the ranked domains on the map (package
 // layout): the best Options.MapTop by force layout over the followed
@@ -72,12 +62,12 @@ func (b *builder) computeLayout(ctx context.Context, _ Source) (int64, error) {
 // the previous layout (0 when none). Only these domains are kept, so
 // memory follows the layout's size, not the snapshot's.
 //
-// It reads the three columns it needs page by page rather than through
-// parquet-go's row reader, which builds and converts every row: on a
-// million domains that took seconds, the better part of the layout
-// stage's time budget.
+// It reads the three columns it needs page by page
+// (snapshot.Files.MapPositions) rather than every row: on a million
+// domains that took seconds, the better part of the layout stage's time
+// budget.
 func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64, error) {
-	if b.prevDomains == "" {
+	if b.prev == nil {
 		return nil, 0, nil
 	}
 	want := make(map[string]uint32, len(top))
@@ -85,7 +75,7 @@ func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64
 		want[b.names[v]] = v
 	}
 	prev := make(map[uint32][2]float64, len(top))
-	text, ok, err := readPrevMap(b.prevDomains, func(name []byte) int64 {
+	text, ok, err := b.prev.MapPositions(func(name []byte) int64 {
 		if v, ok := want[string(name)]; ok {
 			return int64(v)
 		}
@@ -101,135 +91,7 @@ func (b *builder) loadPrevPositions(top []uint32) (map[uint32][2]float64, uint64
 	}
 	print, err := layout.ParseFingerprint(text)
 	if err != nil {
-		return prev, 0, fmt.Errorf("%s: %w", b.prevDomains, err)
+		return prev, 0, fmt.Errorf("%s: %w", b.prev.Location(data.DomainsFile), err)
 	}
 	return prev, print, nil
-}
-
-// readPrevMap reads the domain, map_x and map_y columns of a
-// domains.parquet: for each row whose domain lookup maps to an index >= 0
-// and whose position is finite, it calls found(index, x, y). It returns
-// the file's map fingerprint entry (ok false when it has none).
-func readPrevMap(path string, lookup func(name []byte) int64, found func(v int64, x, y float64)) (print string, ok bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", false, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: %w: %v", path, ErrNotParquet, r)
-		}
-	}()
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-	}
-	var cols [3]int
-	for i, c := range []struct {
-		name string
-		kind parquet.Kind
-	}{{"domain", parquet.ByteArray}, {"map_x", parquet.Double}, {"map_y", parquet.Double}} {
-		leaf, ok := pf.Schema().Lookup(c.name)
-		if !ok || leaf.MaxRepetitionLevel != 0 || leaf.Node.Type().Kind() != c.kind {
-			return "", false, fmt.Errorf("%s: %w: no %s column of %v values", path, ErrNotParquet, c.name, c.kind)
-		}
-		cols[i] = leaf.ColumnIndex
-	}
-	var index []int64
-	var xs []float64
-	for _, rg := range pf.RowGroups() {
-		rows := rg.NumRows()
-		chunks := rg.ColumnChunks()
-		index = index[:0]
-		err := columnValues(chunks[cols[0]], func(v parquet.Value) {
-			i := int64(-1)
-			if !v.IsNull() {
-				i = lookup(v.ByteArray())
-			}
-			index = append(index, i)
-		})
-		if err == nil && int64(len(index)) != rows {
-			err = fmt.Errorf("%d domains in a row group of %d rows", len(index), rows)
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-		}
-		xs = xs[:0]
-		err = columnValues(chunks[cols[1]], func(v parquet.Value) {
-			x := math.NaN()
-			if !v.IsNull() {
-				x = v.Double()
-			}
-			xs = append(xs, x)
-		})
-		if err == nil && int64(len(xs)) != rows {
-			err = fmt.Errorf("%d map_x values in a row group of %d rows", len(xs), rows)
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-		}
-		r := 0
-		err = columnValues(chunks[cols[2]], func(v parquet.Value) {
-			if r < len(xs) && index[r] >= 0 && !v.IsNull() {
-				x, y := xs[r], v.Double()
-				if !math.IsNaN(x) && !math.IsInf(x, 0) && !math.IsNaN(y) && !math.IsInf(y, 0) {
-					found(index[r], x, y)
-				}
-			}
-			r++
-		})
-		if err == nil && int64(r) != rows {
-			err = fmt.Errorf("%d map_y values in a row group of %d rows", r, rows)
-		}
-		if err != nil {
-			return "", false, fmt.Errorf("%s: %w: %v", path, ErrNotParquet, err)
-		}
-	}
-	print, ok = pf.Lookup(mapFingerprintKey)
-	return print, ok, nil
-}
-
-// columnValues calls fn with every value of a column chunk, in order. A
-// value's bytes are only valid during the call.
-func columnValues(cc parquet.ColumnChunk, fn func(parquet.Value)) error {
-	pages := cc.Pages()
-	defer pages.Close()
-	buf := make([]parquet.Value, 1024)
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		values := page.Values()
-		for {
-			n, err := values.ReadValues(buf)
-			for _, v := range buf[:n] {
-				fn(v)
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				parquet.Release(page)
-				return err
-			}
-		}
-		parquet.Release(page)
-	}
-}
-
-// domainsMetadata is the key-value metadata domains.parquet carries.
-func (b *builder) domainsMetadata() []parquet.WriterOption {
-	if b.mapPrint == "" {
-		return nil
-	}
-	return []parquet.WriterOption{parquet.KeyValueMetadata(mapFingerprintKey, b.mapPrint)}
 }

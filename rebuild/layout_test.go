@@ -2,17 +2,10 @@ package rebuild
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graphgen"
@@ -179,111 +172,5 @@ func TestRebuildMapPreviousWithoutMap(t *testing.T) {
 	}
 	if m := mapOf(t, dir); len(m) != 4 {
 		t.Errorf("%d domains placed after a snapshot without a map, want the 4 ranked", len(m))
-	}
-}
-
-// prevRow is a domains.parquet row as far as readPrevMap cares, with a
-// column it must skip.
-type prevRow struct {
-	Domain string   `parquet:"domain,dict"`
-	Rank   *int64   `parquet:"rank,optional"`
-	MapX   *float64 `parquet:"map_x,optional"`
-	MapY   *float64 `parquet:"map_y,optional"`
-}
-
-// writePrev writes rows into a Parquet file in row groups of 7 rows and
-// small pages, with the fingerprint entry when print is not "".
-func writePrev[T any](t *testing.T, rows []T, print string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "domains.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []parquet.WriterOption{parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(64)}
-	if print != "" {
-		opts = append(opts, parquet.KeyValueMetadata(mapFingerprintKey, print))
-	}
-	w := parquet.NewGenericWriter[T](f, opts...)
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// TestReadPrevMap: the positions of the wanted domains that have finite
-// ones, across row groups and pages, and the fingerprint entry; files of
-// another kind are errors.
-func TestReadPrevMap(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	var rows []prevRow
-	want := map[int64][2]float64{}
-	for i := range 40 {
-		r := prevRow{Domain: fmt.Sprintf("d%02d.example", i), MapX: f(float64(i)), MapY: f(-float64(i))}
-		switch i % 5 {
-		case 1:
-			r.MapX, r.MapY = nil, nil // unranked: no position
-		case 2:
-			r.MapY = f(math.Inf(1))
-		case 3:
-			r.MapX = f(math.NaN())
-		}
-		if i%5 != 1 {
-			r.Rank = new(int64)
-		}
-		rows = append(rows, r)
-		if i%5 != 1 && i%5 != 2 && i%5 != 3 && i%2 == 0 { // finite and wanted
-			want[int64(i)] = [2]float64{float64(i), -float64(i)}
-		}
-	}
-	lookup := func(name []byte) int64 {
-		var i int64
-		if _, err := fmt.Sscanf(string(name), "d%02d.example", &i); err != nil || i%2 != 0 {
-			return -1
-		}
-		return i
-	}
-	for _, print := range []string{"", "0123456789abcdef"} {
-		path := writePrev(t, rows, print)
-		got := map[int64][2]float64{}
-		text, ok, err := readPrevMap(path, lookup, func(v int64, x, y float64) { got[v] = [2]float64{x, y} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if text != print || ok != (print != "") {
-			t.Errorf("fingerprint %q, %v; want %q", text, ok, print)
-		}
-		if !maps.Equal(got, want) {
-			t.Errorf("positions %v, want %v", got, want)
-		}
-	}
-
-	type stringMap struct {
-		Domain string `parquet:"domain"`
-		MapX   string `parquet:"map_x"`
-		MapY   string `parquet:"map_y"`
-	}
-	type noMap struct {
-		Domain string `parquet:"domain"`
-	}
-	garbage := filepath.Join(t.TempDir(), "garbage.parquet")
-	if err := os.WriteFile(garbage, []byte("PAR1 this is not a Parquet file PAR1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for name, path := range map[string]string{
-		"map as text": writePrev(t, []stringMap{{"a.example", "1", "2"}}, ""),
-		"no map":      writePrev(t, []noMap{{"a.example"}}, ""),
-		"garbage":     garbage,
-	} {
-		_, _, err := readPrevMap(path, lookup, func(int64, float64, float64) {})
-		if !errors.Is(err, ErrNotParquet) {
-			t.Errorf("%s: %v, want ErrNotParquet", name, err)
-		}
 	}
 }

@@ -1,8 +1,10 @@
 package rebuild
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +23,29 @@ func TestSortUses(t *testing.T) {
 		if !slices.Equal(uses, want) {
 			t.Fatalf("%d targets: not sorted", targets)
 		}
+	}
+}
+
+func TestLinkWordTop(t *testing.T) {
+	tl := newLinkWordTally()
+	// Target 1: twelve words used by 3..14 sources, and one by 2.
+	for w := range 12 {
+		for range 3 + w {
+			tl.add(1, []string{fmt.Sprintf("w%c", 'a'+w)})
+		}
+	}
+	tl.add(1, []string{"rare"})
+	tl.add(1, []string{"rare"})
+	// Target 0: a tie on sites, broken by word.
+	for range 3 {
+		tl.add(0, []string{"zeta", "alpha"})
+	}
+	var got []string
+	for _, lw := range tl.top() {
+		got = append(got, fmt.Sprintf("%d:%s:%d", lw.dst, lw.word, lw.sites))
+	}
+	want := "0:alpha:3 0:zeta:3 1:wl:14 1:wk:13 1:wj:12 1:wi:11 1:wh:10 1:wg:9 1:wf:8 1:we:7 1:wd:6 1:wc:5"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("top:\n%s\nwant\n%s", g, want)
 	}
 }

@@ -3,15 +3,15 @@ package rebuild
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// TestPurgeDomain: after a removal, no kept snapshot names the domain in
+// TestPurgeDomain (snapshot.PurgeDomain over a store's rebuilds): after a removal, no kept snapshot names the domain in
 // any file, the manifests count what the files hold, and the domains it
 // linked with lost it from their in/out counts.
 func TestPurgeDomain(t *testing.T) {
@@ -47,19 +47,19 @@ func TestPurgeDomain(t *testing.T) {
 	for _, d := range domainsBefore {
 		inBefore[d.Domain] = d.InDomains
 	}
-	modeBefore, _ := os.Stat(before.Path(data.EdgesFile))
+	modeBefore, _ := os.Stat(before.Location(data.EdgesFile))
 
 	if err := s.RemoveDomain("bad.example", "test", "none", asOf); err != nil {
 		t.Fatal(err)
 	}
-	res, err := PurgeDomain(context.Background(), dir, "bad.example")
+	res, err := snapshot.PurgeDomain(context.Background(), dir, "bad.example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Snapshots) != 2 || res.Rows == 0 {
 		t.Fatalf("purged %+v, want both snapshots", res)
 	}
-	ids, _ := snapshotIDs(filepath.Join(dir, RebuildsDir))
+	ids, _ := snapshot.Local(dir).List()
 	for _, id := range ids {
 		snap := mustOpen(t, dir, id)
 		counts := map[string]int64{}
@@ -107,7 +107,7 @@ func TestPurgeDomain(t *testing.T) {
 				t.Errorf("%s: schedule row %+v", id, r)
 			}
 		}
-		m, err := ReadManifest(snap.Path(data.ManifestFile))
+		m, err := snapshot.ReadManifest(snapshot.Local(dir), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,18 +116,18 @@ func TestPurgeDomain(t *testing.T) {
 				t.Errorf("%s: manifest counts %d rows of %s, the file has %d", id, m.Counts[f], f, n)
 			}
 		}
-		entries, _ := os.ReadDir(snap.Dir)
+		entries, _ := os.ReadDir(snap.Location(""))
 		for _, e := range entries {
 			if e.Name()[0] == '.' {
 				t.Errorf("%s: %s left behind", id, e.Name())
 			}
 		}
 	}
-	if st, _ := os.Stat(before.Path(data.EdgesFile)); st.Mode() != modeBefore.Mode() {
+	if st, _ := os.Stat(before.Location(data.EdgesFile)); st.Mode() != modeBefore.Mode() {
 		t.Errorf("mode %v, was %v", st.Mode(), modeBefore.Mode())
 	}
 	// Again: nothing left to do, nothing rewritten.
-	if res, err := PurgeDomain(context.Background(), dir, "bad.example"); err != nil || len(res.Snapshots) != 0 {
+	if res, err := snapshot.PurgeDomain(context.Background(), dir, "bad.example"); err != nil || len(res.Snapshots) != 0 {
 		t.Errorf("second purge: %+v, %v", res, err)
 	}
 	// The next rebuild does not bring it back.
@@ -139,25 +139,5 @@ func TestPurgeDomain(t *testing.T) {
 		if d.Domain == "bad.example" {
 			t.Error("the next rebuild lists it again")
 		}
-	}
-}
-
-// TestPurgeWaitsForRebuild: a purge waits for the rebuild lock (a rebuild
-// in progress may write the domain) and gives up when its context ends.
-func TestPurgeWaitsForRebuild(t *testing.T) {
-	dir := t.TempDir()
-	rb := filepath.Join(dir, RebuildsDir)
-	if err := os.MkdirAll(rb, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	release, err := lock(rb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := PurgeDomain(ctx, dir, "bad.example"); err == nil {
-		t.Fatal("purged while a rebuild held the lock")
 	}
 }

@@ -2,13 +2,9 @@ package rebuild
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -16,6 +12,7 @@ import (
 	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // DefaultKeep is how many snapshots a rebuild keeps when Options.Keep is 0.
@@ -28,8 +25,8 @@ const DefaultMapTop = 200_000
 
 // Options configure a rebuild.
 type Options struct {
-	DataDir string    // holds rebuilds/
-	Now     time.Time // as-of time; the snapshot id is Now.UTC().Format(data.SnapshotIDLayout)
+	DataDir string    // holds the snapshots (package snapshot: rebuilds/)
+	Now     time.Time // as-of time; the snapshot id is snapshot.ID(Now)
 	// The revisit policy (package schedule), the crawl's too: the tier
 	// table (nil: schedule.DefaultTiers) and the discovery threshold, the
 	// followed linking domains a never-visited domain needs to be
@@ -151,51 +148,37 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 		return nil, err
 	}
 	log := opts.Logger
-	id := opts.Now.Format(data.SnapshotIDLayout)
-	dir := filepath.Join(opts.DataDir, RebuildsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	release, err := lock(dir)
+	id := snapshot.ID(opts.Now)
+	// The snapshot directory: the lock, what killed rebuilds left, and
+	// where snapshots live (its Storage).
+	dir := snapshot.Local(opts.DataDir)
+	release, err := dir.Lock()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-
-	final := filepath.Join(dir, id)
-	if _, err := os.Lstat(final); err == nil {
-		return nil, fmt.Errorf("%w: %s (one snapshot per as-of second; pass another --now or remove it)", ErrExists, final)
-	}
-	removed, err := cleanStale(dir)
+	removed, err := dir.CleanStale()
 	if err != nil {
 		return nil, fmt.Errorf("removing what an earlier rebuild left: %w", err)
 	}
 	if len(removed) > 0 {
 		log.Info("removed what an earlier, interrupted rebuild left", "entries", removed)
 	}
-	prevID, err := currentID(dir)
+	var st snapshot.Storage = dir
+	prevID, err := st.Current()
 	if err != nil {
 		return nil, err
 	}
-
-	tmp, err := os.MkdirTemp(dir, tempPrefix+id+"-")
+	snap, err := snapshot.Begin(st, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(tmp, dirMode()); err != nil { // MkdirTemp makes it 0700
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(tmp)
-		}
-	}()
+	defer snap.Abort() // after Commit, nothing
 
-	b := &builder{opts: opts, log: log, tmp: tmp, counts: map[string]int64{}}
+	b := &builder{opts: opts, log: log, snap: snap, counts: map[string]int64{}}
 	if prevID != "" {
-		b.prevDomains = filepath.Join(dir, prevID, data.DomainsFile)
+		prev := snapshot.At(st, prevID)
+		b.prev = &prev
 	}
 	start := time.Now()
 	src, closeSrc, err := open()
@@ -211,7 +194,7 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 		return nil, err
 	}
 
-	// Commit: manifest, durable directory, rename, then `current`.
+	// Commit: the manifest, the snapshot published, then `current`.
 	start = time.Now()
 	if err := b.stage(ctx, "commit"); err != nil {
 		return nil, err
@@ -228,21 +211,11 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 	}
 	b.timed("commit", start, 0) // timed before writing so that the manifest includes it
 	m.Stages = b.stages
-	if err := writeManifest(filepath.Join(tmp, data.ManifestFile), m); err != nil {
-		return nil, err
-	}
-	if err := syncDir(tmp); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return nil, err
-	}
-	committed = true
-	if err := syncDir(dir); err != nil {
+	if err := snap.Commit(m); err != nil {
 		return nil, err
 	}
 	if prevID != "" && !opts.AcceptShrink {
-		prev, err := ReadManifest(filepath.Join(dir, prevID, data.ManifestFile))
+		prev, err := snapshot.ReadManifest(st, prevID)
 		if err != nil {
 			log.Warn("cannot read the current snapshot's manifest: the shrink guard is off for this rebuild", "err", err)
 		}
@@ -251,13 +224,13 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 			return m, &ShrinkError{ID: id, Current: prevID, Reason: why}
 		}
 	}
-	if err := pointCurrent(dir, id); err != nil {
-		return nil, fmt.Errorf("snapshot %s is complete but %s could not be moved to it: %w", id, CurrentLink, err)
+	if err := st.SetCurrent(id); err != nil {
+		return nil, fmt.Errorf("snapshot %s is complete but %s could not be moved to it: %w", id, snapshot.CurrentName, err)
 	}
-	log.Info("snapshot complete", "id", id, "dir", final, "domains", b.counts[data.DomainsFile],
+	log.Info("snapshot complete", "id", id, "dir", st.Location(id, ""), "domains", b.counts[data.DomainsFile],
 		"edges", b.counts[data.EdgesFile], "ranked", b.rankInfo.Ranked, "seconds", time.Since(b.began).Seconds())
 
-	pruned, err := prune(dir, opts.Keep)
+	pruned, err := snapshot.Prune(st, opts.Keep)
 	if err != nil {
 		return m, fmt.Errorf("snapshot %s is current, but pruning old snapshots failed: %w", id, err)
 	}
@@ -265,39 +238,4 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 		log.Info("pruned old snapshots", "keep", opts.Keep, "removed", pruned)
 	}
 	return m, nil
-}
-
-func writeManifest(path string, m *data.Manifest) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666) // the umask decides
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", "  ")
-	err = enc.Encode(m)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// ReadManifest reads a snapshot's manifest.json.
-func ReadManifest(path string) (*data.Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var m data.Manifest
-	dec := json.NewDecoder(io.LimitReader(f, 16<<20))
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%s: not a valid manifest: %v", path, err)
-	}
-	return &m, nil
 }

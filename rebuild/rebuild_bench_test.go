@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 var benchWords = []string{"news", "blog", "home", "shop", "music", "games", "sport", "travel", "food", "science"}
@@ -78,9 +78,10 @@ func BenchmarkRebuild(b *testing.B) {
 					for _, st := range m.Stages {
 						stages += fmt.Sprintf(" %s=%.2fs", st.Stage, st.Seconds)
 					}
-					for _, f := range []string{data.DomainsFile, data.EdgesFile, data.VisitsFile, data.ScheduleFile, data.LinkWordsFile} {
-						if st, err := os.Stat(filepath.Join(dir, RebuildsDir, m.ID, f)); err == nil {
-							b.Logf("%s: %.1f MB", f, float64(st.Size())/1e6)
+					for _, f := range snapshot.ParquetFiles {
+						if r, err := snapshot.Local(dir).Open(m.ID, f); err == nil {
+							b.Logf("%s: %.1f MB", f, float64(r.Size())/1e6)
+							r.Close()
 						}
 					}
 					b.Logf("domains %d edges %d ranked %d iterations %d;%s", m.Counts[data.DomainsFile], m.Counts[data.EdgesFile], m.Rank.Ranked, m.Rank.Iterations, stages)

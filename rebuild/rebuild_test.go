@@ -14,6 +14,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 var asOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
@@ -123,9 +124,9 @@ func run1(t *testing.T, dir string, src Source, now time.Time) *data.Manifest {
 	return m
 }
 
-func mustOpen(t *testing.T, dir, id string) *Snapshot {
+func mustOpen(t *testing.T, dir, id string) *snapshot.Snapshot {
 	t.Helper()
-	s, err := OpenSnapshot(dir, id)
+	s, err := snapshot.Open(dir, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,8 +302,8 @@ func TestRebuildSmallGraph(t *testing.T) {
 		t.Errorf("manifest stages %q", got)
 	}
 
-	// `current` is a relative link to the snapshot.
-	target, err := os.Readlink(filepath.Join(dir, RebuildsDir, CurrentLink))
+	// `current` names the snapshot.
+	target, err := snapshot.Local(dir).Current()
 	if err != nil || target != s.ID {
 		t.Errorf("current → %q, %v; want %q", target, err, s.ID)
 	}
@@ -355,10 +356,11 @@ func TestRebuildEmptyStore(t *testing.T) {
 	}
 }
 
-// entries lists rebuilds/, for checking that nothing is left behind.
+// entries lists the snapshot directory, for checking that nothing is
+// left behind.
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
-	es, err := os.ReadDir(filepath.Join(dir, RebuildsDir))
+	es, err := os.ReadDir(snapshot.Local(dir).Location("", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,11 +408,11 @@ func TestRebuildBadSource(t *testing.T) {
 			if _, err := RunFrom(context.Background(), src, Options{DataDir: dir, Now: asOf}); err == nil {
 				t.Fatal("rebuild of a bad source succeeded")
 			}
-			if got := entries(t, dir); !slices.Equal(got, []string{lockFile}) {
+			if got := entries(t, dir); !slices.Equal(got, []string{snapshot.LockName}) {
 				t.Errorf("left %q", got)
 			}
-			if _, err := OpenSnapshot(dir, ""); !errors.Is(err, ErrNoSnapshot) {
-				t.Errorf("OpenSnapshot: %v", err)
+			if _, err := snapshot.Open(dir, ""); !errors.Is(err, snapshot.ErrNoSnapshot) {
+				t.Errorf("snapshot.Open: %v", err)
 			}
 		})
 	}
@@ -423,7 +425,7 @@ func TestRebuildKeep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := []string{lockFile, "2026-12-01T050000Z", "2026-12-01T060000Z", CurrentLink}
+	want := []string{snapshot.LockName, "2026-12-01T050000Z", "2026-12-01T060000Z", snapshot.CurrentName}
 	if got := entries(t, dir); !slices.Equal(got, want) {
 		t.Errorf("after 4 rebuilds keeping 2: %q, want %q", got, want)
 	}
@@ -432,7 +434,7 @@ func TestRebuildKeep(t *testing.T) {
 	if _, err := RunFrom(context.Background(), smallGraph(), Options{DataDir: dir, Now: asOf.Add(-time.Hour), Keep: 1}); err != nil {
 		t.Fatal(err)
 	}
-	want = []string{lockFile, "2026-12-01T020000Z", "2026-12-01T060000Z", CurrentLink}
+	want = []string{snapshot.LockName, "2026-12-01T020000Z", "2026-12-01T060000Z", snapshot.CurrentName}
 	if got := entries(t, dir); !slices.Equal(got, want) {
 		t.Errorf("after a replay keeping 1: %q, want %q", got, want)
 	}
@@ -441,23 +443,21 @@ func TestRebuildKeep(t *testing.T) {
 	}
 }
 
+// TestRebuildCleansStaleTemp: a rebuild removes what a killed one left (a
+// staged snapshot with a half-written file).
 func TestRebuildCleansStaleTemp(t *testing.T) {
 	dir := t.TempDir()
-	rb := filepath.Join(dir, RebuildsDir)
-	stale := filepath.Join(rb, ".tmp-2026-11-30T030000Z-123456")
-	if err := os.MkdirAll(stale, 0o755); err != nil {
+	stale, err := snapshot.Local(dir).Stage("2026-11-30T030000Z")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(stale, data.EdgesFile), []byte("half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("2026-11-30T030000Z", filepath.Join(rb, ".tmp-current-2026-11-30T030000Z")); err != nil {
-		t.Fatal(err)
-	}
 	run1(t, dir, smallGraph(), asOf)
-	want := []string{lockFile, "2026-12-01T030000Z", CurrentLink}
+	want := []string{snapshot.LockName, "2026-12-01T030000Z", snapshot.CurrentName}
 	if got := entries(t, dir); !slices.Equal(got, want) {
-		t.Errorf("rebuilds/ holds %q, want %q", got, want)
+		t.Errorf("the snapshot directory holds %q, want %q", got, want)
 	}
 }
 
@@ -465,24 +465,20 @@ func TestRebuildExists(t *testing.T) {
 	dir := t.TempDir()
 	run1(t, dir, smallGraph(), asOf)
 	_, err := RunFrom(context.Background(), smallGraph(), Options{DataDir: dir, Now: asOf})
-	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "2026-12-01T030000Z") {
+	if !errors.Is(err, snapshot.ErrExists) || !strings.Contains(err.Error(), "2026-12-01T030000Z") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestRebuildBusy(t *testing.T) {
 	dir := t.TempDir()
-	rb := filepath.Join(dir, RebuildsDir)
-	if err := os.MkdirAll(rb, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	release, err := lock(rb)
+	release, err := snapshot.Local(dir).Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = RunFrom(context.Background(), smallGraph(), Options{DataDir: dir, Now: asOf})
 	release()
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "another rebuild is running") {
+	if !errors.Is(err, snapshot.ErrBusy) || !strings.Contains(err.Error(), "another rebuild is running") {
 		t.Fatalf("err = %v", err)
 	}
 	run1(t, dir, smallGraph(), asOf) // the lock is free again
@@ -510,8 +506,8 @@ func TestRebuildCancelled(t *testing.T) {
 	if _, err := RunFrom(ctx, smallGraph(), Options{DataDir: dir, Now: asOf}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := OpenSnapshot(dir, ""); !errors.Is(err, ErrNoSnapshot) {
-		t.Errorf("OpenSnapshot: %v", err)
+	if _, err := snapshot.Open(dir, ""); !errors.Is(err, snapshot.ErrNoSnapshot) {
+		t.Errorf("snapshot.Open: %v", err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type crawlFlags struct {
@@ -249,7 +250,7 @@ func rebuildHere(ctx context.Context, store *graph.Store, dataDir string, log *s
 	}
 	defer release()
 	m, err := rebuild.Run(ctx, store, opts)
-	if errors.Is(err, rebuild.ErrBusy) {
+	if errors.Is(err, snapshot.ErrBusy) {
 		return nil, control.Busy(err.Error())
 	}
 	return m, err

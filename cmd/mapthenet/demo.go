@@ -19,6 +19,7 @@ import (
 	"github.com/mapthenet/mapthenet/mapview"
 	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type demoFlags struct {
@@ -158,7 +159,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	if err := store.Close(); err != nil {
 		return err
 	}
-	snap, err := rebuild.OpenSnapshot(dir, m.ID)
+	snap, err := snapshot.Open(dir, m.ID)
 	if err != nil {
 		return err
 	}
@@ -174,9 +175,8 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	if err := demoMap(out, snap, dir); err != nil {
 		return err
 	}
-	current := filepath.Join(dir, "rebuilds", "current")
 	fmt.Fprintf(out, "\nfinished in %.1fs. Try (DuckDB's CLI: https://duckdb.org/docs/installation):\n  duckdb -c \"SELECT domain, rank, in_domains, last_outcome FROM '%s' ORDER BY rank LIMIT 20\"\n",
-		time.Since(start).Seconds(), filepath.Join(current, "domains.parquet"))
+		time.Since(start).Seconds(), snapshot.Local(dir).CurrentPath(data.DomainsFile))
 	// The binary as it was run (./bin/mapthenet after make demo), so that
 	// the line runs as pasted.
 	fmt.Fprintf(out, "  %s --data-dir %s rank --top 20\n", os.Args[0], dir)
@@ -186,7 +186,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 // demoMap writes the snapshot's map as a picture and a page into the demo's
 // directory and says where. A snapshot with no placed domain is said so,
 // not a failure: the demo's web may be too small for the layout.
-func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
+func demoMap(out io.Writer, snap *snapshot.Snapshot, dir string) error {
 	fmt.Fprintln(out)
 	err := writeMaps(out, snap, mapOutputs{
 		PNG: filepath.Join(dir, "map.png"), HTML: filepath.Join(dir, "map.html"),
@@ -199,8 +199,7 @@ func demoMap(out io.Writer, snap *rebuild.Snapshot, dir string) error {
 	return err
 }
 
-// domainsKey and edgesKey find the manifest's count keys, whichever of
-// "domains" or "domains.parquet" the rebuild uses.
+// outcomeList says how many visits ended in each outcome, in data's order.
 func outcomeList(s crawl.Stats) string {
 	var parts []string
 	for _, o := range data.Outcomes {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -9,31 +8,38 @@ import (
 	"testing"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// writeMapSnapshot lays out a snapshot with the given domains (and no other
-// files than map reads) as the current one of dataDir.
+// writeMapSnapshot publishes a snapshot with the given domains (and no
+// other files than map reads) as the current one of dataDir.
 func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	t.Helper()
-	id := testNow.Format(data.SnapshotIDLayout)
-	dir := filepath.Join(dataDir, rebuild.RebuildsDir, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	id := snapshot.ID(testNow)
+	d := snapshot.Local(dataDir)
+	b, err := snapshot.Begin(d, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeTestParquet(filepath.Join(dir, data.DomainsFile), rows); err != nil {
+	defer b.Abort()
+	w, err := b.CreateDomains("")
+	if err != nil {
 		t.Fatal(err)
 	}
-	words := []data.LinkWordRow{{Domain: "a.example", Word: "news", Sites: 4}}
-	if err := writeTestParquet(filepath.Join(dir, data.LinkWordsFile), words); err != nil {
+	if err := w.Write(rows...); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers})
-	if err := os.WriteFile(filepath.Join(dir, data.ManifestFile), raw, 0o644); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(id, filepath.Join(dataDir, rebuild.RebuildsDir, rebuild.CurrentLink)); err != nil {
+	if _, err := b.WriteLinkWords([]data.LinkWordRow{{Domain: "a.example", Word: "news", Sites: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(&data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetCurrent(id); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +114,7 @@ func TestMapCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"no output", empty, []string{"map"}, exitUsage, "give --png FILE, --html FILE or both"},
-		{"bad colour", empty, []string{"map", "--png", out(empty), "--color", "rank"}, exitUsage, "want tier, tld or operator"},
+		{"bad colour", empty, []string{"map", "--png", out(empty), "--color", "rank"}, exitUsage, "want community, tier, tld or operator"},
 		{"too small", empty, []string{"map", "--png", out(empty), "--width", "10"}, exitUsage, "each side must be"},
 		{"negative points", empty, []string{"map", "--html", out(empty), "--html-points", "-5"}, exitUsage, "--html-points -5"},
 		{"negative labels", empty, []string{"map", "--png", out(empty), "--labels", "-1"}, exitUsage, "--labels -1"},

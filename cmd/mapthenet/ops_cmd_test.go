@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/control"
-	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // While a crawl holds the store, rebuild runs inside it over crawl.sock and
@@ -52,7 +51,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 	if trim(got) != trim(want) {
 		t.Errorf("summary via the crawl:\n%s\nlocal:\n%s", got, want)
 	}
-	if target, err := os.Readlink(filepath.Join(remote, "rebuilds", "current")); err != nil || target != "2026-12-01T030000Z" {
+	if target, err := snapshot.Local(remote).Current(); err != nil || target != "2026-12-01T030000Z" {
 		t.Errorf("current → %q (%v)", target, err)
 	}
 
@@ -139,10 +138,11 @@ func TestRebuildStageLog(t *testing.T) {
 			logged[m["stage"].(string)] = true
 		}
 	}
-	m, err := rebuild.ReadManifest(filepath.Join(dir, "rebuilds", "current", data.ManifestFile))
+	s, err := snapshot.Open(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := s.Manifest
 	if len(m.Stages) < 5 {
 		t.Errorf("manifest stages: %+v", m.Stages)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/rank"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type rankFlags struct {
@@ -108,7 +108,7 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 		}
 		names[i] = n
 	}
-	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 }
 
 func rankTop(w io.Writer, fl rankFlags) error {
-	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func moveText(prev, cur *int64, short bool) string {
 
 func snapshotTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
-func printDomainReport(w io.Writer, s *rebuild.Snapshot, r rebuild.DomainReport) {
+func printDomainReport(w io.Writer, s *snapshot.Snapshot, r snapshot.DomainReport) {
 	fmt.Fprintln(w, r.Domain)
 	row := func(label, format string, a ...any) {
 		fmt.Fprintf(w, "  %-12s"+format+"\n", append([]any{label}, a...)...)
@@ -262,7 +262,7 @@ func printDomainReport(w io.Writer, s *rebuild.Snapshot, r rebuild.DomainReport)
 	}
 }
 
-func reasonText(r rebuild.DomainReport) string {
+func reasonText(r snapshot.DomainReport) string {
 	switch r.Next.Reason {
 	case data.ReasonNew:
 		return fmt.Sprintf("new: first visit, %d pages (%d linking domains put it in line)", r.Next.Pages, r.Next.Priority)
@@ -346,7 +346,7 @@ type topJSON struct {
 	Tier       int32   `json:"tier"`
 }
 
-func domainJSON(r rebuild.DomainReport) domainInfo {
+func domainJSON(r snapshot.DomainReport) domainInfo {
 	d := domainInfo{
 		Domain: r.Domain, Rank: r.Rank, PrevRank: r.PrevRank, Move: r.Move, Score: r.Score,
 		Tier: r.Tier, RevisitDays: r.RevisitDays, PagesPerVisit: r.PagesPerVisit,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 var updateRank = flag.Bool("update-rank", false, "rewrite the rank/schedule golden files")
@@ -152,7 +153,7 @@ func TestRankErrors(t *testing.T) {
 	good := rebuiltDir(t)
 
 	corrupt := rebuiltDir(t)
-	domains := filepath.Join(corrupt, "rebuilds", "current", data.DomainsFile)
+	domains := snapshot.Local(corrupt).CurrentPath(data.DomainsFile)
 	if err := os.WriteFile(domains, []byte("PAR1 this is not parquet"), 0o644); err != nil {
 		t.Fatal(err)
 	}

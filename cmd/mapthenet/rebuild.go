@@ -15,6 +15,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // rebuildFlags are rebuild's flags. They travel as JSON to a running crawl
@@ -192,7 +193,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		if err != nil {
 			return err
 		}
-		printRebuildSummary(cmd.OutOrStdout(), m, filepath.Join(global.DataDir, rebuild.RebuildsDir, m.ID))
+		printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""))
 		return nil
 	}
 	if err != nil {
@@ -209,12 +210,12 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
-		if errors.Is(err, rebuild.ErrBusy) {
+		if errors.Is(err, snapshot.ErrBusy) {
 			return busyError{err}
 		}
 		return err
 	}
-	printRebuildSummary(cmd.OutOrStdout(), m, filepath.Join(global.DataDir, rebuild.RebuildsDir, m.ID))
+	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""))
 	return store.Close()
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 func writeTestParquet[T any](path string, rows []T) error {
@@ -40,7 +41,7 @@ func TestRebuildCommand(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", w, out)
 		}
 	}
-	target, err := os.Readlink(filepath.Join(dir, "rebuilds", "current"))
+	target, err := snapshot.Local(dir).Current()
 	if err != nil || target != "2026-12-01T030000Z" {
 		t.Errorf("current → %q (%v)", target, err)
 	}
@@ -48,7 +49,7 @@ func TestRebuildCommand(t *testing.T) {
 	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-02T03:00:00Z", "--keep", "1"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "rebuilds", "2026-12-01T030000Z")); !os.IsNotExist(err) {
+	if err := snapshot.Local(dir).Stat("2026-12-01T030000Z"); !os.IsNotExist(err) {
 		t.Errorf("the older snapshot is still there: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 func newRemoveCommand() *cobra.Command {
@@ -235,7 +235,7 @@ func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) e
 	if err := p.store.RemoveDomain(name, reason, proof, at); err != nil {
 		return err
 	}
-	res, err := rebuild.PurgeDomain(p.ctx, p.dataDir, name)
+	res, err := snapshot.PurgeDomain(p.ctx, p.dataDir, name)
 	if err != nil {
 		return fmt.Errorf("removed from the store, but not yet from every snapshot (run the removal again): %w", err)
 	}

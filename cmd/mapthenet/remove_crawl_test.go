@@ -18,7 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type loopbackResolver struct{}
@@ -136,16 +136,13 @@ func TestRemoveWhileCrawling(t *testing.T) {
 // snapshotMentions counts the rows naming domain in every kept snapshot.
 func snapshotMentions(t *testing.T, dir, domain string) int {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dir, rebuild.RebuildsDir))
+	ids, err := snapshot.Local(dir).List()
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		snap, err := rebuild.OpenSnapshot(dir, e.Name())
+	for _, id := range ids {
+		snap, err := snapshot.Open(dir, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 type scheduleFlags struct {
@@ -90,7 +90,7 @@ func runSchedule(cmd *cobra.Command, fl scheduleFlags) error {
 	if fl.Limit < 0 {
 		return usagef("--limit %d: want 0 (all) or more", fl.Limit)
 	}
-	s, err := rebuild.OpenSnapshot(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func dueText(r data.ScheduleRow, now time.Time) string {
 
 // scheduleWhy explains each row from its domain's row in domains.parquet,
 // read in one pass that keeps only the rows shown.
-func scheduleWhy(s *rebuild.Snapshot, rows []data.ScheduleRow) (map[string]string, error) {
+func scheduleWhy(s *snapshot.Snapshot, rows []data.ScheduleRow) (map[string]string, error) {
 	shown := make(map[string]data.ScheduleRow, len(rows))
 	for _, r := range rows {
 		shown[r.Domain] = r

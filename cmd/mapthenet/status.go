@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,7 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 func newStatusCommand() *cobra.Command {
@@ -106,11 +105,11 @@ func readStatus(ctx context.Context, dataDir string, now time.Time) (*statusRepo
 	}
 	st.Store.Path = filepath.Join(dataDir, "store")
 	st.Store.Bytes, st.Store.Exists = dirSize(st.Store.Path)
-	snap, err := rebuild.OpenSnapshot(dataDir, "")
+	snap, err := snapshot.Open(dataDir, "")
+	if errors.Is(err, snapshot.ErrNoSnapshot) {
+		return st, nil // no snapshot yet
+	}
 	if err != nil {
-		if _, statErr := os.Lstat(filepath.Join(dataDir, "rebuilds", "current")); errors.Is(statErr, fs.ErrNotExist) {
-			return st, nil // no snapshot yet
-		}
 		return nil, err
 	}
 	ss := &snapshotStatus{ID: snap.ID, AsOf: snap.Manifest.AsOf, AgeSeconds: now.Sub(snap.Manifest.AsOf).Seconds(),

@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// readCurrent is where rebuilds/current points ("" when nowhere).
+// readCurrent is the id of the current snapshot ("" when none).
 func readCurrent(t *testing.T, dir string) string {
 	t.Helper()
-	target, _ := os.Readlink(filepath.Join(dir, "rebuilds", "current"))
-	return target
+	id, _ := snapshot.Local(dir).Current()
+	return id
 }
 
 func TestCrawlRefusesNoStore(t *testing.T) {
@@ -70,10 +72,12 @@ func TestRebuildShrinkGuard(t *testing.T) {
 		if got := readCurrent(t, dir); got != "2026-12-01T030000Z" {
 			t.Fatalf("current → %s after a guarded rebuild", got)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "rebuilds", "2026-12-02T030000Z", "manifest.json")); err != nil {
+		if _, err := snapshot.ReadManifest(snapshot.Local(dir), "2026-12-02T030000Z"); err != nil {
 			t.Errorf("the guarded snapshot was not written: %v", err)
 		}
-		os.RemoveAll(filepath.Join(dir, "rebuilds", "2026-12-02T030000Z"))
+		if err := snapshot.Local(dir).Remove("2026-12-02T030000Z"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	code, _, errOut := runIn(t, dir, "rebuild", "--accept-shrink", "--now", "2026-12-03T03:00:00Z")
 	if code != 0 || readCurrent(t, dir) != "2026-12-03T030000Z" {

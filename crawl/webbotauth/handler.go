@@ -24,6 +24,9 @@ type HandlerOptions struct {
 	// Token and UserAgent are the crawler's robots.txt product token and
 	// User-Agent, as the bot page names them; "": MapTheNetBot's.
 	Token, UserAgent string
+	// RemovalPage, when set, is where the bot page sends site owners for a
+	// removal token (mapthenet serve's /remove).
+	RemovalPage string
 }
 
 // NewHandler serves the key directory at DirectoryPath (GET and HEAD, 200
@@ -38,7 +41,7 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(DirectoryPath, &directoryHandler{opts: opts})
-	page := botPage(botInfo{Contact: opts.Contact, Token: opts.Token, UserAgent: opts.UserAgent})
+	page := botPage(botInfo{Contact: opts.Contact, Token: opts.Token, UserAgent: opts.UserAgent, RemovalPage: opts.RemovalPage})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" && r.URL.Path != "/bot" {
 			http.NotFound(w, r)
@@ -113,10 +116,16 @@ Our public keys are at <a href="` + DirectoryPath + `">` + DirectoryPath + `</a>
 Disallow: /</pre>
 <p>We read robots.txt at the start of every visit. A site that shuts us out stays on the
 map through the links other sites make to it, marked as opted out.</p>
+<h2>Slowing us down</h2>
+<p>To space our requests out, give a <code>Crawl-delay</code> (in seconds) in a robots.txt group
+for <code>{{.Token}}</code>. A 429 or 503 answer stops the visit, and we come back no sooner than an
+hour later, or later if your <code>Retry-After</code> says so.</p>
 <h2>Removal</h2>
-<p>To have your domain removed from every file we publish, for good, ask
+<p>To have your domain removed from every file we publish, for good, {{if .RemovalPage}}get a
+verification token on <a href="{{.RemovalPage}}">the removal page</a>{{with .Contact}} (or ask
+<a href="mailto:{{.}}">{{.}}</a>){{end}}{{else}}ask
 {{with .Contact}}<a href="mailto:{{.}}">{{.}}</a>{{else}}the crawler's operator{{end}} for a verification
-token and publish it in one of three ways: a DNS TXT record
+token{{end}} and publish it in one of three ways: a DNS TXT record
 <code>mapthenet-verification=TOKEN</code> on the domain, a file at
 <code>/.well-known/mapthenet-verification.txt</code> holding the token, or
 <code>&lt;meta name="mapthenet-verification" content="TOKEN"&gt;</code> on your home page.</p>
@@ -124,7 +133,7 @@ token and publish it in one of three ways: a DNS TXT record
 `))
 
 // botInfo is what the bot page says about the crawler.
-type botInfo struct{ Contact, Token, UserAgent string }
+type botInfo struct{ Contact, Token, UserAgent, RemovalPage string }
 
 func botPage(info botInfo) []byte {
 	if info.Token == "" {

@@ -1,4 +1,4 @@
-package rebuild
+package snapshot
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ func testDomainRows(n int) []data.DomainRow {
 // TestFileWriterSameBytes: whatever the number of encoders and however the
 // rows fall into row groups, the file is byte for byte the one a single
 // writer makes (row groups, pages, encodings, statistics, page index).
-func TestFileWriterSameBytes(t *testing.T) {
+func TestWriterSameBytes(t *testing.T) {
 	const group = 100
 	for _, n := range []int{0, 1, 99, 100, 101, 250, 1000} {
 		for _, workers := range []int{1, 2, 3} {
@@ -82,7 +82,7 @@ func TestFileWriterSameBytes(t *testing.T) {
 func checkSameBytes[T any](t *testing.T, path string, rows []T, workers int, group int64, extra ...parquet.WriterOption) {
 	t.Helper()
 	want := writeReference(t, rows, group, extra...)
-	fw, err := createParquetWorkers[T](path, group, workers, extra...)
+	fw, err := createWorkers[T](path, group, workers, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func checkSameBytes[T any](t *testing.T, path string, rows []T, workers int, gro
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s: %d bytes differ from the single writer's %d", path, len(got), len(want))
 	}
-	back, err := readAllParquet[T](path)
+	back, err := readPath[T](path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +120,9 @@ func checkSameBytes[T any](t *testing.T, path string, rows []T, workers int, gro
 
 // TestFileWriterAbort: an aborted writer stops its goroutines (the race
 // detector and the test's end would catch one left running).
-func TestFileWriterAbort(t *testing.T) {
+func TestWriterAbort(t *testing.T) {
 	for _, n := range []int{0, 150, 1000} {
-		fw, err := createParquetWorkers[data.EdgeRow](filepath.Join(t.TempDir(), "e.parquet"), 100, 2, edgeWriterOptions...)
+		fw, err := createWorkers[data.EdgeRow](filepath.Join(t.TempDir(), "e.parquet"), 100, 2, edgeWriterOptions...)
 		if err != nil {
 			t.Fatal(err)
 		}

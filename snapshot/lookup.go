@@ -1,4 +1,4 @@
-package rebuild
+package snapshot
 
 import (
 	"cmp"
@@ -86,7 +86,7 @@ func (s *Snapshot) Lookup(names []string) ([]DomainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readParquet(s.Path(data.ScheduleFile), func(rows []data.ScheduleRow) error {
+	err = s.EachSchedule(func(rows []data.ScheduleRow) error {
 		for _, r := range rows {
 			if i, ok := idx[r.Domain]; ok {
 				reps[i].Next = ptr(r)
@@ -135,3 +135,5 @@ func (s *Snapshot) Top(n int) ([]data.DomainRow, error) {
 	slices.SortFunc(top, func(a, b data.DomainRow) int { return cmp.Compare(*a.Rank, *b.Rank) })
 	return top, err
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package rebuild
+package snapshot
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// fileWriter streams rows of one type into one Parquet file, zstd
+// Writer streams rows of one type into one Parquet file, zstd
 // compressed, and makes the file durable on Close.
 //
 // Encoding and compressing rows is most of a rebuild's cost (edges.parquet:
@@ -30,7 +30,7 @@ import (
 // Parquet encoding run at once. Memory holds a few batches (a row group's
 // more with a second encoder, see encodeWorkers) and, per encoder, one
 // encoded row group: it does not grow with the file.
-type fileWriter[T any] struct {
+type Writer[T any] struct {
 	path         string
 	f            *os.File
 	out          *parquet.GenericWriter[T]
@@ -53,6 +53,31 @@ type fileWriter[T any] struct {
 
 	mu  sync.Mutex
 	err error // the first error of an encoder or the committer
+}
+
+// Row group sizes. DuckDB scans a Parquet file in parallel by row group and
+// skips whole row groups by their min/max statistics, so a row group is the
+// unit of both parallelism and pruning:
+//   - small files (domains, schedule, visits, link words): 122,880 rows,
+//     DuckDB's own row group size, so that a scan of a few million domains
+//     still splits across cores and a lookup by id or time reads one group;
+//   - edges: 1,048,576 rows. The file is by far the largest and sorted by
+//     (src_id, dst_id), so each group covers a narrow src_id range and prunes
+//     well anyway; bigger groups compress better and keep the footer small
+//     for billions of edges. The writer buffers one group (~50 MB) at most.
+//
+// Pages also get statistics and a column index (parquet-go's defaults), which
+// DuckDB uses to skip pages within a group.
+const (
+	smallRowGroup = 122_880
+	edgeRowGroup  = 1 << 20
+)
+
+// edgeWriterOptions are edges.parquet's writer options beyond the
+// encodings its row type's tags choose (see data.EdgeRow): past 8 MiB of
+// dictionary in a row group, the src column falls back to plain.
+var edgeWriterOptions = []parquet.WriterOption{
+	parquet.DictionaryMaxBytes(8 << 20),
 }
 
 // batchRows is how many rows go to an encoder at once: large enough that
@@ -106,17 +131,19 @@ type encodedGroup struct {
 	err  error
 }
 
-func createParquet[T any](path string, rowGroupRows int64, extra ...parquet.WriterOption) (*fileWriter[T], error) {
-	return createParquetWorkers[T](path, rowGroupRows, encodeWorkers(), extra...)
+// create makes a new file at path (the umask decides its mode) and a
+// Writer of it with every snapshot file's options and extra.
+func create[T any](path string, rowGroupRows int64, extra ...parquet.WriterOption) (*Writer[T], error) {
+	return createWorkers[T](path, rowGroupRows, encodeWorkers(), extra...)
 }
 
-func createParquetWorkers[T any](path string, rowGroupRows int64, workers int, extra ...parquet.WriterOption) (*fileWriter[T], error) {
+func createWorkers[T any](path string, rowGroupRows int64, workers int, extra ...parquet.WriterOption) (*Writer[T], error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666) // the umask decides
 	if err != nil {
 		return nil, err
 	}
 	opts := writerOptions(rowGroupRows, extra)
-	fw := &fileWriter[T]{
+	fw := &Writer[T]{
 		path:         path,
 		f:            f,
 		out:          parquet.NewGenericWriter[T](f, opts...),
@@ -143,7 +170,7 @@ func createParquetWorkers[T any](path string, rowGroupRows int64, workers int, e
 	return fw, nil
 }
 
-func (fw *fileWriter[T]) fail(err error) {
+func (fw *Writer[T]) fail(err error) {
 	fw.mu.Lock()
 	if fw.err == nil {
 		fw.err = err
@@ -151,7 +178,7 @@ func (fw *fileWriter[T]) fail(err error) {
 	fw.mu.Unlock()
 }
 
-func (fw *fileWriter[T]) failed() error {
+func (fw *Writer[T]) failed() error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	return fw.err
@@ -160,7 +187,7 @@ func (fw *fileWriter[T]) failed() error {
 // encode runs one encoder: it writes each of its row groups into a file in
 // memory and hands the file to the committer. After an error it goes on
 // taking batches (so that the producer never blocks) but encodes nothing.
-func (fw *fileWriter[T]) encode(e *rowGroupEncoder[T]) {
+func (fw *Writer[T]) encode(e *rowGroupEncoder[T]) {
 	defer fw.wg.Done()
 	defer close(e.out)
 	var buf *bytes.Buffer
@@ -214,7 +241,7 @@ func (fw *fileWriter[T]) encode(e *rowGroupEncoder[T]) {
 // group k comes from encoder k mod workers, which finishes its row groups
 // in order; an encoder that has closed its output has no more row groups,
 // and then no encoder has.
-func (fw *fileWriter[T]) commitGroups() {
+func (fw *Writer[T]) commitGroups() {
 	defer fw.wg.Done()
 	var err error
 	for k := 0; ; k++ {
@@ -249,10 +276,10 @@ func (fw *fileWriter[T]) commitGroups() {
 // before they are written: work that parallelizes (such as looking up names
 // by id) can be taken off the producer that way. fn must only read shared
 // state. Call it before the first row.
-func (fw *fileWriter[T]) Prepare(fn func(rows []T)) { fw.prepare = fn }
+func (fw *Writer[T]) Prepare(fn func(rows []T)) { fw.prepare = fn }
 
 // Add appends one row.
-func (fw *fileWriter[T]) Add(row T) error {
+func (fw *Writer[T]) Add(row T) error {
 	fw.batch = append(fw.batch, row)
 	if len(fw.batch) == cap(fw.batch) || fw.inGroup+int64(len(fw.batch)) == fw.rowGroupRows {
 		return fw.send()
@@ -261,7 +288,7 @@ func (fw *fileWriter[T]) Add(row T) error {
 }
 
 // Write appends rows.
-func (fw *fileWriter[T]) Write(rows ...T) error {
+func (fw *Writer[T]) Write(rows ...T) error {
 	for _, r := range rows {
 		if err := fw.Add(r); err != nil {
 			return err
@@ -272,7 +299,7 @@ func (fw *fileWriter[T]) Write(rows ...T) error {
 
 // send hands the batch to the current row group's encoder, and ends the
 // row group when it is full.
-func (fw *fileWriter[T]) send() error {
+func (fw *Writer[T]) send() error {
 	if err := fw.failed(); err != nil {
 		return fmt.Errorf("%s: %w", fw.path, err)
 	}
@@ -294,7 +321,7 @@ func (fw *fileWriter[T]) send() error {
 
 // newBatch takes an empty batch: a new one while fewer than the pool's
 // size have been made, else one that an encoder has given back.
-func (fw *fileWriter[T]) newBatch() []T {
+func (fw *Writer[T]) newBatch() []T {
 	select {
 	case b := <-fw.free:
 		return b
@@ -309,7 +336,7 @@ func (fw *fileWriter[T]) newBatch() []T {
 
 // finish ends the last row group, stops the encoders and the committer,
 // and returns the first error.
-func (fw *fileWriter[T]) finish(abort bool) error {
+func (fw *Writer[T]) finish(abort bool) error {
 	if fw.closed {
 		return errors.New("closed twice")
 	}
@@ -338,7 +365,7 @@ func (fw *fileWriter[T]) finish(abort bool) error {
 }
 
 // Close finishes the file (footer, statistics), fsyncs and closes it.
-func (fw *fileWriter[T]) Close() error {
+func (fw *Writer[T]) Close() error {
 	err := fw.finish(false)
 	if err == nil {
 		err = fw.out.Close()
@@ -355,18 +382,21 @@ func (fw *fileWriter[T]) Close() error {
 	return nil
 }
 
+// Rows is how many rows have been added.
+func (fw *Writer[T]) Rows() int64 { return fw.rows + int64(len(fw.batch)) }
+
 // Abort stops the writer and closes the file without caring about errors:
-// the temporary directory it is in goes away.
-func (fw *fileWriter[T]) Abort() {
+// the staged snapshot it is in goes away.
+func (fw *Writer[T]) Abort() {
 	if !fw.closed {
 		fw.finish(true)
 	}
 	fw.f.Close()
 }
 
-// writeParquet writes all rows to a new file at once.
-func writeParquet[T any](path string, rowGroupRows int64, rows []T) (int64, error) {
-	fw, err := createParquet[T](path, rowGroupRows)
+// writeAll writes all rows to a new file at once.
+func writeAll[T any](path string, rowGroupRows int64, rows []T) (int64, error) {
+	fw, err := create[T](path, rowGroupRows)
 	if err != nil {
 		return 0, err
 	}
@@ -374,5 +404,6 @@ func writeParquet[T any](path string, rowGroupRows int64, rows []T) (int64, erro
 		fw.Abort()
 		return 0, err
 	}
-	return fw.rows, fw.Close()
+	err = fw.Close()
+	return fw.Rows(), err
 }

@@ -1,0 +1,194 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/snapshot"
+)
+
+// The million-domain benchmarks: graphgen's M graph (1,000,000 domains,
+// 10,000,000 links) with 64 planted communities, written as a snapshot
+// once into $MAPTHENET_SITE_BENCH_DIR (kept between runs; a temporary
+// directory otherwise: writing it takes a few minutes).
+//
+//	MAPTHENET_SITE_BENCH_DIR=/tmp/sitebench go test -run '^$' -bench 'MapInBrowser|DomainPagesWrk|LoadIndex' -benchtime 1x ./site
+
+var benchFixture = fixture{cfg: graphgen.Config{Domains: 1_000_000, Edges: 10_000_000, Seed: 1, Communities: 64}}
+
+func benchDataDir(b *testing.B) (string, *world) {
+	b.Helper()
+	dir := os.Getenv("MAPTHENET_SITE_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	if _, err := os.Readlink(filepath.Join(dir, snapshot.DirName, snapshot.CurrentName)); err == nil {
+		return dir, nil
+	}
+	start := time.Now()
+	w := writeFixture(b, dir, benchFixture)
+	b.Logf("wrote the 1M-domain snapshot in %v", time.Since(start).Round(time.Second))
+	return dir, w
+}
+
+func benchServer(b *testing.B) (*Server, string) {
+	b.Helper()
+	dir, _ := benchDataDir(b)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	s, err := New(Options{DataDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(start)
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(took.Seconds(), "load-s")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+	ix := s.cur.Load()
+	b.Logf("loaded %d domains, %d links in %v; heap %.0f MiB; map payloads gzipped: meta %d kB, points %.1f MB (raw %.1f), names %.1f MB (raw %.1f)",
+		ix.Len(), ix.edges, took.Round(time.Millisecond), float64(after.HeapAlloc-before.HeapAlloc)/(1<<20),
+		len(ix.mapData.meta.gz)>>10, float64(len(ix.mapData.points.gz))/1e6, float64(ix.mapData.points.size)/1e6,
+		float64(len(ix.mapData.names.gz))/1e6, float64(ix.mapData.names.size)/1e6)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, s, s.log) }()
+	b.Cleanup(func() {
+		cancel()
+		<-done
+		s.Close()
+	})
+	return s, "http://" + ln.Addr().String()
+}
+
+// BenchmarkLoadIndex: a 1M-domain snapshot into memory.
+func BenchmarkLoadIndex(b *testing.B) {
+	dir, _ := benchDataDir(b)
+	for b.Loop() {
+		src, err := openSource(dir, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix, err := loadIndex(src, mapOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix.Close()
+	}
+}
+
+// BenchmarkMapInBrowser: the map of a million domains in headless
+// Chromium (software WebGL): ready (first frame drawn, from navigation
+// start), then frame times while panning at the whole-map zoom and zoomed
+// in, and a search until its links are drawn.
+func BenchmarkMapInBrowser(b *testing.B) {
+	s, base := benchServer(b)
+	ctx := browser(b, 10*time.Minute)
+	ix := s.cur.Load()
+	for i := 0; i < b.N; i++ {
+		openMap(b, ctx, base+"/")
+		ready := eval[float64](b, ctx, "window.mapthenet.readyAt")
+		names := eval[float64](b, ctx, "window.mapthenet.namesMs")
+		whole := eval[struct{ Mean, Worst float64 }](b, ctx, "window.mapthenet.benchPan(30)")
+		target := ix.names[ix.byRank[5000]]
+		// In the page's own clock: from the search to its links drawn.
+		search, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(
+			"(async () => { const t = performance.now(); await window.mapthenet.search(%q); return performance.now() - t })()", target),
+			chromedp.EvalAwaitPromise))
+		if err == nil {
+			err = chromedp.Do(ctx, poll(fmt.Sprintf("window.mapthenet.selected === %q && !window.mapthenet.flying", target)))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		zoomed := eval[struct{ Mean, Worst float64 }](b, ctx, "window.mapthenet.benchPan(30)")
+		parts := eval[[]float64](b, ctx, "[window.mapthenet.pointsMs, window.mapthenet.overlayMs, window.mapthenet.linksDrawn]")
+		b.ReportMetric(ready, "ready-ms")
+		b.ReportMetric(whole.Mean, "pan-frame-ms")
+		b.ReportMetric(zoomed.Mean, "pan-zoomed-frame-ms")
+		b.Logf("1M domains: ready %.0f ms after navigation (names %.0f ms); panning the whole map: %.1f ms a frame (worst %.1f); "+
+			"search to links drawn %.0f ms; panning zoomed in: %.1f ms (worst %.1f; points %.1f, overlay %.1f, %v links)",
+			ready, names, whole.Mean, whole.Worst, search, zoomed.Mean, zoomed.Worst, parts[0], parts[1], parts[2])
+		img := screenshot(b, ctx)
+		if st := statsOf(img); st.ink < 0.03 || st.colours < 8 {
+			b.Errorf("the 1M map looks blank: %.1f%% ink, %d colours", 100*st.ink, st.colours)
+		}
+	}
+}
+
+// BenchmarkDomainPagesWrk: domain pages under load from wrk on loopback
+// (Debian's wrk), random domains of the 1M snapshot, for 20 s.
+func BenchmarkDomainPagesWrk(b *testing.B) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		b.Skip("no wrk: apt-get install wrk")
+	}
+	s, base := benchServer(b)
+	ix := s.cur.Load()
+	list := filepath.Join(b.TempDir(), "names.lua")
+	var lua strings.Builder
+	lua.WriteString("local names = {\n")
+	for k := 0; k < 20000; k++ {
+		fmt.Fprintf(&lua, "%q,\n", ix.names[(k*7919)%ix.Len()])
+	}
+	lua.WriteString("}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format(\"GET\", PATH .. names[(i % #names) + 1])\nend\n")
+	for _, target := range []struct{ name, path string }{{"html", "/d/"}, {"json", "/api/d/"}} {
+		script := strings.Replace(lua.String(), "PATH", fmt.Sprintf("%q", target.path), 1)
+		if err := os.WriteFile(list, []byte(script), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, conns := range []string{"4", "16"} {
+			out, err := exec.Command(wrk, "-t", "2", "-c", conns, "-d", "20s", "--latency", "-s", list, base).CombinedOutput()
+			if err != nil {
+				b.Fatalf("wrk: %v\n%s", err, out)
+			}
+			rps := regexp.MustCompile(`Requests/sec:\s+([\d.]+)`).FindStringSubmatch(string(out))
+			p99 := regexp.MustCompile(`99%\s+(\S+)`).FindStringSubmatch(string(out))
+			p50 := regexp.MustCompile(`50%\s+(\S+)`).FindStringSubmatch(string(out))
+			non2xx := regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`).FindStringSubmatch(string(out))
+			b.Logf("%s pages, %s connections: %v requests/s, latency p50 %v, p99 %v, non-2xx %v", target.name, conns, rps, p50, p99, non2xx)
+		}
+	}
+}
+
+// BenchmarkDomainReport: one domain's report (what /api/d/ and /d/ build),
+// random domains of the 1M snapshot, in process.
+func BenchmarkDomainReport(b *testing.B) {
+	dir, _ := benchDataDir(b)
+	src, err := openSource(dir, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := loadIndex(src, mapOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	b.ResetTimer()
+	k := 0
+	for b.Loop() {
+		k++
+		if _, err := ix.report(int32((k*7919)%ix.Len()), 0, 0, linksPerPage); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
