@@ -49,6 +49,7 @@ type crawlFlags struct {
 	NameCache     int
 	Identity      identityFlags // --from, --crawler-info (identity.go)
 	Create        bool
+	Fleet         fleetFlags // --fleet, --node (fleet.go)
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -132,11 +133,16 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	addIdentityFlags(f, &fl.Identity)
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, crawl refuses: a mistyped --data-dir is not a new store)")
+	addFleetFlag(f, &fl.Fleet)
+	f.StringVar(&fl.Fleet.Node, "node", "", "this node's name in the fleet, unique (default: the host name)")
 	addNowFlag(cmd)
 	return cmd
 }
 
 func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
+	if err := checkCrawlFleet(fl.Fleet); err != nil {
+		return err
+	}
 	now, err := global.now()
 	if err != nil {
 		return err
