@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // classifyResponse is the last layer of the fetch path: it says whether a
@@ -41,17 +42,17 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		if n < 0 {
 			return 0
 		}
-		if n > int64(data.MaxBackoff/time.Second) {
-			return data.MaxBackoff
+		if n > int64(schedule.MaxBackoff/time.Second) {
+			return schedule.MaxBackoff
 		}
 		return time.Duration(n) * time.Second
 	} else if errors.Is(err, strconv.ErrRange) && n > 0 {
 		// More seconds than an int64 holds: the longest wait, not none
 		// (a fuzz finding).
-		return data.MaxBackoff
+		return schedule.MaxBackoff
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), data.MaxBackoff)
+		return min(t.Sub(now), schedule.MaxBackoff)
 	}
 	return 0
 }

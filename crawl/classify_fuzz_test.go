@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // FuzzRetryAfterHTTPDate: a Retry-After HTTP-date in any of the three forms
@@ -31,7 +31,7 @@ func FuzzRetryAfterHTTPDate(f *testing.F) {
 		v := at.Format(forms[int(form)%len(forms)])
 		want := time.Duration(0)
 		if secs > 0 {
-			want = min(time.Duration(secs)*time.Second, data.MaxBackoff)
+			want = min(time.Duration(secs)*time.Second, schedule.MaxBackoff)
 		}
 		if got := retryAfter(http.Header{"Retry-After": {v}}, now); got != want {
 			t.Fatalf("Retry-After %q: %v, want %v", v, got, want)

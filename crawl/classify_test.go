@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 func FuzzRetryAfter(f *testing.F) {
@@ -23,8 +23,8 @@ func FuzzRetryAfter(f *testing.F) {
 		// delay-seconds (1*DIGIT): exactly that many seconds, however
 		// many digits, up to the cap; a longer wait never reads shorter.
 		if digits := strings.TrimSpace(v); digits != "" && strings.Trim(digits, "0123456789") == "" {
-			want := data.MaxBackoff
-			if n, err := strconv.ParseInt(digits, 10, 64); err == nil && n < int64(data.MaxBackoff/time.Second) {
+			want := schedule.MaxBackoff
+			if n, err := strconv.ParseInt(digits, 10, 64); err == nil && n < int64(schedule.MaxBackoff/time.Second) {
 				want = time.Duration(n) * time.Second
 			}
 			if d != want {

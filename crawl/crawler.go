@@ -8,7 +8,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/pace"
 	"github.com/mapthenet/mapthenet/crawl/page"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // Crawler visits domains: the fetch layers (client, signer, pace, robots
@@ -20,7 +20,7 @@ type Crawler struct {
 	dialer *fetch.Dialer
 	fetch  *fetch.Config
 	reader *page.Reader
-	// normalize maps a host to its registrable domain (graph.Normalize).
+	// normalize maps a host to its registrable domain (domain.Normalize).
 	normalize func(string) (string, error)
 }
 
@@ -55,7 +55,7 @@ func NewCrawler(opts Options) (*Crawler, error) {
 		dialer:    d,
 		fetch:     cfg,
 		reader:    &page.Reader{Token: o.RobotsToken, MaxBytes: int(o.MaxBody)},
-		normalize: graph.Normalize,
+		normalize: domain.Normalize,
 	}, nil
 }
 

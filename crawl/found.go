@@ -1,12 +1,17 @@
 package crawl
 
-import "container/heap"
+import (
+	"container/heap"
+
+	"github.com/mapthenet/mapthenet/schedule"
+)
 
 // DefaultMaxFound bounds the domains found during a run that the crawl
 // keeps in memory for a first visit in that same run. A domain found
 // while the set is full is not lost: the store recorded it as a
 // never-visited domain with a followed in-link, and the next rebuild's
-// schedule lists it (reason new) with the number of its linking domains
+// schedule lists it (reason new, once it has as many linking domains as
+// the discovery threshold asks) with the number of its linking domains
 // as priority, which is where "those with the most linking domains go
 // first" is kept for every domain, however many a run discovers. So the
 // crawl's memory does not grow with the number of domains discovered: a
@@ -23,7 +28,7 @@ const DefaultMaxFound = 100_000
 const MaxLinkDomains = 1000
 
 // foundSet is the in-run queue of domains found by followed links: a
-// max-heap by linking-domain count (then name) with an index, so that a
+// heap in schedule.CompareFound's order (most linking domains, then name) with an index, so that a
 // count that grows moves its entry rather than pushing another, and the
 // memory is one entry per domain kept, at most max.
 type foundSet struct {
@@ -66,9 +71,11 @@ func (f *foundSet) add(domain string) (isNew, kept bool) {
 	return true, true
 }
 
-// pop takes the most linked-to domain with at least min linking domains.
-func (f *foundSet) pop(min int) (string, bool) {
-	if len(f.heap) == 0 || f.heap[0].count < min {
+// pop takes the most linked-to domain, if it has enough linking domains
+// for a first visit under the discovery threshold minInDomains
+// (schedule.Discovered).
+func (f *foundSet) pop(minInDomains int) (string, bool) {
+	if len(f.heap) == 0 || !schedule.Discovered(int64(f.heap[0].count), minInDomains) {
 		return "", false
 	}
 	e := heap.Pop(&f.heap).(*foundEntry)
@@ -80,10 +87,7 @@ type foundHeap []*foundEntry
 
 func (q foundHeap) Len() int { return len(q) }
 func (q foundHeap) Less(i, j int) bool {
-	if q[i].count != q[j].count {
-		return q[i].count > q[j].count
-	}
-	return q[i].domain < q[j].domain
+	return schedule.CompareFound(q[i].count, q[i].domain, q[j].count, q[j].domain) < 0
 }
 func (q foundHeap) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // The address guard through whole visits: only a.test on ports 80 and 443
@@ -117,7 +118,7 @@ func TestVisitHomeRedirectKeepsEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.LastOutcome != data.OutcomeConnectError || st.Failures != 1 || !st.RetryAt.After(st.LastVisit) {
+	if st.LastOutcome != data.OutcomeConnectError || st.Failures != 1 || !schedule.RetryAt(&st).After(st.LastVisit) {
 		t.Errorf("state %+v: want a failure with a backoff", st)
 	}
 	sn, err := s.Snapshot()
@@ -200,7 +201,7 @@ func TestVisitNoPublicAddress(t *testing.T) {
 	if reqs := w.requests(); len(reqs) != 0 {
 		t.Fatalf("requested %v", reqs)
 	}
-	if d := data.RetryDelay(res.Outcome, 1, 0); d != 24*time.Hour {
+	if d := schedule.Backoff(res.Outcome, 1, 0); d != 24*time.Hour {
 		t.Fatalf("backoff %v, want the usual day", d)
 	}
 	// With no www. host at all, the reason is still the refused address.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // Defaults (DESIGN.md, "Behaviour a site owner can see").
@@ -96,13 +96,13 @@ type Options struct {
 	Exclude          []string // files of domains never crawled
 	UntilIdle        bool
 	MaxDuration      time.Duration
-	MaxSites         int // visits to start at most; 0: no limit
-	MinInDomains     int // a domain found in this run is visited once this many domains link to it
-	MaxFound         int // domains found in this run kept in line for it (0: DefaultMaxFound); the rest wait for the next schedule
-	MaxDue           int // due schedule rows held at once (0: DefaultMaxDue); the rest are read when these are taken
-	SitesInFlight    int // visits at once
-	Tiers            data.TierTable
-	Now              time.Time // as-of time for what is due; zero: the clock
+	MaxSites         int            // visits to start at most; 0: no limit
+	MinInDomains     int            // the discovery threshold: a domain found in this run is visited once this many of the run's visited domains link to it (0: schedule.DefaultMinInDomains)
+	MaxFound         int            // domains found in this run kept in line for it (0: DefaultMaxFound); the rest wait for the next schedule
+	MaxDue           int            // due schedule rows held at once (0: DefaultMaxDue); the rest are read when these are taken
+	SitesInFlight    int            // visits at once
+	Tiers            schedule.Tiers // the revisit tier table: first visits read its lowest tier's pages (nil: schedule.DefaultTiers)
+	Now              time.Time      // as-of time for what is due; zero: the clock
 	IdleRecheck      time.Duration
 	Progress         io.Writer // periodic counts; nil: none
 	ProgressInterval time.Duration
@@ -148,7 +148,7 @@ func (o *Options) withDefaults() Options {
 		x.SitesInFlight = DefaultSitesInFlight
 	}
 	if x.Tiers == nil {
-		x.Tiers = data.DefaultTiers
+		x.Tiers = schedule.DefaultTiers
 	}
 	if x.MaxDue <= 0 {
 		x.MaxDue = DefaultMaxDue

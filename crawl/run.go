@@ -12,7 +12,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // Store is what the crawl needs of the link store (*graph.Store). Its
@@ -47,6 +47,9 @@ type Stats struct {
 func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	o := opts.withDefaults()
 	stats := Stats{Outcomes: map[data.Outcome]int{}}
+	if err := o.Tiers.Validate(); err != nil {
+		return stats, fmt.Errorf("crawl: %w", err)
+	}
 	// Before a signing key is made: no identity, no crawl.
 	if err := o.checkIdentity(); err != nil {
 		return stats, err
@@ -82,7 +85,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {
-		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		ds, bad, err := ReadDomainList(f, domain.Normalize)
 		if err != nil {
 			return stats, fmt.Errorf("--exclude: %w", err)
 		}
@@ -95,7 +98,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	}
 	var seeds []string
 	for _, f := range o.Seeds {
-		ds, bad, err := ReadDomainList(f, graph.Normalize)
+		ds, bad, err := ReadDomainList(f, domain.Normalize)
 		if err != nil {
 			return stats, fmt.Errorf("--seeds: %w", err)
 		}
@@ -218,7 +221,7 @@ func (l *loop) next() (job, bool) {
 		}
 	}
 	for {
-		d, ok := l.found.pop(max(1, l.o.MinInDomains))
+		d, ok := l.found.pop(l.o.MinInDomains)
 		if !ok {
 			return job{}, false
 		}

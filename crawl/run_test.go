@@ -14,7 +14,9 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 func openStore(t *testing.T) *graph.Store {
@@ -137,6 +139,22 @@ func TestRunExcludeMaxSitesMinInDomains(t *testing.T) {
 	}
 }
 
+// TestRunRefusesBadTiers: a tier table that is not usable stops the crawl
+// before any visit (an empty one has no lowest tier for first visits).
+func TestRunRefusesBadTiers(t *testing.T) {
+	w := smallWeb(t)
+	store := openStore(t)
+	opts := w.options()
+	opts.Seeds = []string{writeFile(t, "seeds.txt", "a.test\n")}
+	opts.UntilIdle = true
+	for _, tiers := range []schedule.Tiers{{}, {{Number: 1, MaxRank: 10, RevisitDays: 1, Pages: 1}}} {
+		opts.Tiers = tiers
+		if stats, err := Run(context.Background(), store, opts); err == nil || stats.Visits != 0 {
+			t.Errorf("tiers %v: %+v, %v; want an error and no visit", tiers, stats, err)
+		}
+	}
+}
+
 func TestRunCancelledRecordsNothing(t *testing.T) {
 	w := smallWeb(t)
 	store := openStore(t)
@@ -189,7 +207,7 @@ func TestRunNeedsASigner(t *testing.T) {
 
 func TestReadDomainList(t *testing.T) {
 	p := writeFile(t, "l.txt", "A.Test\nhttps://www.a.test/x\n# c\n  b.test # x\n127.0.0.1\n")
-	ds, bad, err := ReadDomainList(p, graph.Normalize)
+	ds, bad, err := ReadDomainList(p, domain.Normalize)
 	if err != nil || strings.Join(ds, ",") != "a.test,b.test" || len(bad) != 1 {
 		t.Fatalf("%v %v %v", ds, bad, err)
 	}

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -54,7 +54,7 @@ func ReadDueTop(s snapshot.Files, now time.Time, limit int, skip func(domain str
 			total++
 			due = append(due, row)
 			if limit > 0 && len(due) >= 2*limit {
-				slices.SortFunc(due, compareDue)
+				slices.SortFunc(due, schedule.CompareDue)
 				due = slices.Clip(due[:limit])
 			}
 		}
@@ -66,21 +66,9 @@ func ReadDueTop(s snapshot.Files, now time.Time, limit int, skip func(domain str
 	if err != nil {
 		return nil, 0, fmt.Errorf("schedule: %w", err)
 	}
-	slices.SortFunc(due, compareDue)
+	slices.SortFunc(due, schedule.CompareDue)
 	if limit > 0 && len(due) > limit {
 		due = due[:limit]
 	}
 	return due, total, nil
-}
-
-// compareDue orders due rows as the crawl takes them: highest priority
-// first, then the longest overdue, then by name.
-func compareDue(a, b data.ScheduleRow) int {
-	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
-		return c
-	}
-	if c := a.NextVisit.Compare(b.NextVisit); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Domain, b.Domain)
 }

@@ -58,7 +58,7 @@ func TestCrawlSimweb(t *testing.T) {
 		t.Skip("crawls a simulated web")
 	}
 	w, opts := startSimweb(t, simweb.Config{Seed: 7, Sites: 30, SpecialShare: 0.2,
-		// KindPlatform: graph.Normalize (x/net publicsuffix v0.63.0) does not list
+		// KindPlatform: domain.Normalize (x/net publicsuffix v0.63.0) does not list
 		// neocities.org, so alice.neocities.org normalises to neocities.org
 		// and simweb's expectations (one domain per platform site) cannot hold.
 		Skip: []simweb.Kind{simweb.KindRobotsHang, simweb.KindSlow, simweb.KindPlatform}})

@@ -10,9 +10,22 @@ type Manifest struct {
 	Previous      string           `json:"previous,omitempty"`
 	Counts        map[string]int64 `json:"counts"`
 	Rank          RankInfo         `json:"rank"`
-	Tiers         TierTable        `json:"tiers"`
+	Tiers         []Tier           `json:"tiers"`
 	Stages        []StageTiming    `json:"stages,omitempty"`
 	CreatedAt     time.Time        `json:"created_at"`
+}
+
+// Tier is one row of the revisit tier table, as manifest.json lists it:
+// domains ranked at or above MaxRank (and below the previous tier's) are
+// revisited every RevisitDays and read up to Pages pages per visit. MaxRank
+// 0 means "every rank below, and unranked domains": only the last tier has
+// it. The table itself, its default, checks and lookup are the revisit
+// policy's (package schedule).
+type Tier struct {
+	Number      int   `json:"tier" yaml:"tier" toml:"tier"`
+	MaxRank     int64 `json:"max_rank" yaml:"max_rank" toml:"max_rank"`
+	RevisitDays int   `json:"revisit_days" yaml:"revisit_days" toml:"revisit_days"`
+	Pages       int   `json:"pages" yaml:"pages" toml:"pages"`
 }
 
 // RankInfo describes the rank computation of a snapshot.

@@ -61,9 +61,14 @@ type DomainState struct {
 	ASN             int64
 	NetworkOperator string
 	OptedOut        bool
-	Failures        int       // consecutive visits that ended in LastOutcome, a failure
-	RetryAt         time.Time // set after a failure: not before this
-	FailingSince    time.Time // start of the first of the Failures visits (zero when none)
+	Failures        int           // consecutive visits that ended in LastOutcome, a failure
+	RetryAfter      time.Duration // the server's Retry-After on the last visit, a failure (0: none)
+	FailingSince    time.Time     // start of the first of the Failures visits (zero when none)
+	// RetryAt is the retry time a format 2 store recorded with the last
+	// failure (it kept the time, not the Retry-After), until the domain's
+	// next visit; zero otherwise. When a domain is due again is the
+	// revisit policy's to say (schedule.RetryAt), from the facts above.
+	RetryAt time.Time
 	// FollowedIn is true once some other domain links here with a followed
 	// link: only such domains are queued for a first visit.
 	FollowedIn bool

@@ -268,11 +268,14 @@ func encodeState(buf []byte, s *data.DomainState) []byte {
 	e.varint(s.ASN)
 	e.str(s.NetworkOperator)
 	e.uvarint(uint64(s.Failures))
-	e.time(s.RetryAt)
-	if !s.FailingSince.IsZero() {
-		// Optional and last: absent costs nothing on the many domains
-		// that are not failing, and older records read the same.
+	e.time(s.RetryAt) // a format 2 store's retry time, kept until the next visit
+	// Optional and last: absent costs nothing on the many domains that are
+	// not failing, and older records read the same.
+	if !s.FailingSince.IsZero() || s.RetryAfter != 0 {
 		e.time(s.FailingSince)
+	}
+	if s.RetryAfter != 0 {
+		e.varint(int64(s.RetryAfter)) // format 3
 	}
 	return e.b
 }
@@ -315,6 +318,9 @@ func decodeState(id uint32, b []byte, s *data.DomainState) error {
 	s.RetryAt = d.time()
 	if len(d.b) > 0 {
 		s.FailingSince = d.time()
+	}
+	if len(d.b) > 0 {
+		s.RetryAfter = time.Duration(d.varint())
 	}
 	if f&flagHTTPSKnown != 0 {
 		v := f&flagHTTPS != 0

@@ -32,7 +32,10 @@ func TestStateRoundTrip(t *testing.T) {
 		{ID: 7, Name: "a.example"},
 		{ID: 8, Name: "xn--bcher-kva.de", FirstSeen: t0, LastVisit: t1, LastStatus: 503,
 			LastOutcome: data.OutcomeThrottled, HTTPS: &yes, IPv6: &no, ASN: 4200000000,
-			NetworkOperator: "Net ÄB", OptedOut: true, Failures: 3, RetryAt: t2, FailingSince: t1, Seeded: true},
+			NetworkOperator: "Net ÄB", OptedOut: true, Failures: 3, RetryAfter: 2 * time.Hour, FailingSince: t1, Seeded: true},
+		// A format 2 record: its retry time, no Retry-After.
+		{ID: 9, Name: "c.example", LastVisit: t1, LastOutcome: data.OutcomeTimeout, Failures: 1, RetryAt: t2, FailingSince: t1},
+		{ID: 10, Name: "d.example", LastVisit: t1, LastOutcome: data.OutcomeThrottled, Failures: 1, RetryAfter: time.Minute}, // no FailingSince
 	} {
 		adj := encodeAdj(nil, []edge{{dst: 1, first: 5, last: 9, words: []string{"a"}}, {dst: 300, first: 9, last: 9, nofollow: true, sitewide: true}})
 		var got data.DomainState

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
 )
 
@@ -25,7 +26,7 @@ func Example() {
 	defer s.Close()
 
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	home, _ := graph.Normalize("https://www.Example.org/")
+	home, _ := domain.Normalize("https://www.Example.org/")
 	if err := s.AddDomains([]string{home}, at, true); err != nil {
 		log.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestPipelineDrain(t *testing.T) {
 	if d := dumpStore(t, s); d.N != 3 {
 		t.Errorf("%d ids, want 3 (x.example once)", d.N)
 	}
-	if st := domain(t, s, "x.example"); !st.Seeded || !st.FollowedIn {
+	if st := stateOf(t, s, "x.example"); !st.Seeded || !st.FollowedIn {
 		t.Errorf("x.example: %+v, want seeded and followed", st)
 	}
 }

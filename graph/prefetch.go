@@ -7,6 +7,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // A batch of visits is prepared by one goroutine (the writer), but most of
@@ -111,7 +112,7 @@ func (s *Store) prefetchOne(p *prefetched, txn *badger.Txn, v *data.VisitResult,
 			dst := v.Links[j].Dst
 			if id, ok := s.names.get(dst); ok {
 				p.dst[j] = target{id: id, hit: true}
-			} else if name, err := Normalize(dst); err == nil {
+			} else if name, err := domain.Normalize(dst); err == nil {
 				p.dst[j].name = name
 			}
 		}

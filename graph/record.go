@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // VisitError says which visit of a RecordVisits batch was refused, for a
 // fault of that visit: its domain is removed (errors.Is(err, ErrRemoved)),
-// not a normalised registrable domain (*DomainError), its outcome unknown,
+// not a normalised registrable domain (*domain.Error), its outcome unknown,
 // or its stored record damaged. The batch wrote nothing; the caller may drop
 // that visit and record the rest. Errors of the store itself (a batch too
 // large for one transaction, a full disk) are returned as they are.
@@ -52,7 +53,9 @@ func (s *Store) RecordVisit(v *data.VisitResult) error {
 //     drop them (dropsEdges).
 //   - state: last visit, status and outcome; HTTPS, IPv6, ASN, network
 //     operator when known; OptedOut when robots.txt was read; consecutive
-//     failures and the retry time from data.RetryDelay.
+//     failures, since when, and the server's Retry-After. These are facts:
+//     when the domain is due again is the revisit policy's to compute
+//     (schedule.RetryAt), not the store's.
 //   - one visit-log entry per visit.
 func (s *Store) RecordVisits(vs []*data.VisitResult) error {
 	for i, v := range vs {
@@ -93,7 +96,7 @@ func (s *Store) prepare(vs []*data.VisitResult, v view, over *batch) (*batch, er
 // visit (a removed or invalid domain, a damaged record of it), so that the
 // caller may drop it and record the rest; other errors concern the batch.
 func visitsFault(err error) bool {
-	var de *DomainError
+	var de *domain.Error
 	return errors.Is(err, ErrRemoved) || errors.Is(err, errCorrupt) || errors.As(err, &de)
 }
 
@@ -102,7 +105,7 @@ func validateVisit(v *data.VisitResult) error {
 		return errors.New("nil visit")
 	}
 	if v.Domain == "" {
-		return &DomainError{Reason: ErrEmptyHost}
+		return &domain.Error{Reason: domain.ErrEmptyHost}
 	}
 	if !v.Outcome.Valid() {
 		return fmt.Errorf("unknown outcome %q", v.Outcome)
@@ -158,7 +161,7 @@ func (b *batch) record(v *data.VisitResult, p *prefetched) error {
 		return err
 	}
 	if !known {
-		if err := checkNormal(v.Domain); err != nil {
+		if err := domain.Check(v.Domain); err != nil {
 			return err
 		}
 		if src, _, err = b.lookupOrCreate(v.Domain, v.StartedAt); err != nil {
@@ -237,12 +240,13 @@ func applyVisit(st *data.DomainState, v *data.VisitResult) {
 			st.Failures = 1
 			st.FailingSince = v.StartedAt
 		}
-		st.RetryAt = v.StartedAt.Add(data.RetryDelay(v.Outcome, st.Failures, v.RetryAfter))
+		st.RetryAfter = v.RetryAfter
 	} else {
 		st.Failures = 0
-		st.RetryAt = time.Time{}
+		st.RetryAfter = 0
 		st.FailingSince = time.Time{}
 	}
+	st.RetryAt = time.Time{} // a format 2 store's retry time: this visit supersedes it
 }
 
 // GoneAfter is how long the same DNS or connection failure must last
@@ -303,7 +307,7 @@ func (b *batch) links(src uint32, v *data.VisitResult, dsts []target) ([]edge, e
 // target resolves a link's destination to a domain id, creating the
 // domain when unknown. ok is false for a link to drop: not a registrable
 // domain, or removed. The helper looked the raw name up in the cache
-// (a name found there is already normalised, which spares Normalize for
+// (a name found there is already normalised, which spares domain.Normalize for
 // most links) and normalised the others.
 func (b *batch) target(t target, v *data.VisitResult) (uint32, bool, error) {
 	if t.hit {

@@ -13,6 +13,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 var (
@@ -225,7 +227,7 @@ func TestRecordNewTargets(t *testing.T) {
 	s := openMem(t)
 	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("b.example"), nofollow("c.example"))))
 	must(t, s.RecordVisit(visit("d.example", t1, data.OutcomeOK, nofollow("b.example"), link("c.example"))))
-	a, b, c := domain(t, s, "a.example"), domain(t, s, "b.example"), domain(t, s, "c.example")
+	a, b, c := stateOf(t, s, "a.example"), stateOf(t, s, "b.example"), stateOf(t, s, "c.example")
 	if !b.FirstSeen.Equal(t0) || b.Visited() || !b.FollowedIn {
 		t.Errorf("b: %+v", b)
 	}
@@ -238,11 +240,11 @@ func TestRecordNewTargets(t *testing.T) {
 	// Known only through a nofollow link: listed, never FollowedIn.
 	s2 := openMem(t)
 	must(t, s2.RecordVisit(visit("a.example", t0, data.OutcomeOK, nofollow("n.example"))))
-	if n := domain(t, s2, "n.example"); n.FollowedIn || !n.FirstSeen.Equal(t0) {
+	if n := stateOf(t, s2, "n.example"); n.FollowedIn || !n.FirstSeen.Equal(t0) {
 		t.Errorf("nofollow-only target: %+v", n)
 	}
 	// A visit to an unknown domain creates it, first seen at the visit.
-	if d := domain(t, s, "d.example"); !d.FirstSeen.Equal(t1) || !d.LastVisit.Equal(t1) {
+	if d := stateOf(t, s, "d.example"); !d.FirstSeen.Equal(t1) || !d.LastVisit.Equal(t1) {
 		t.Errorf("visited unknown domain: %+v", d)
 	}
 }
@@ -254,11 +256,16 @@ func TestRecordState(t *testing.T) {
 		check func(t *testing.T, st data.DomainState)
 	}
 	with := func(v *data.VisitResult, f func(*data.VisitResult)) *data.VisitResult { f(v); return v }
+	// The store records the facts; the revisit policy computes the
+	// retry time from them (schedule.RetryAt).
 	failures := func(n int, retry time.Time) func(t *testing.T, st data.DomainState) {
 		return func(t *testing.T, st data.DomainState) {
 			t.Helper()
-			if st.Failures != n || !st.RetryAt.Equal(retry) {
-				t.Errorf("failures %d, retry at %v; want %d, %v", st.Failures, st.RetryAt, n, retry)
+			if at := schedule.RetryAt(&st); st.Failures != n || !at.Equal(retry) {
+				t.Errorf("failures %d, retry at %v; want %d, %v", st.Failures, at, n, retry)
+			}
+			if !st.RetryAt.IsZero() {
+				t.Errorf("the store recorded a retry time %v: only format 2 did", st.RetryAt)
 			}
 		}
 	}
@@ -357,7 +364,7 @@ func TestRecordState(t *testing.T) {
 			s := openMem(t)
 			for i, st := range tt.steps {
 				must(t, s.RecordVisit(st.v))
-				t.Run(fmt.Sprint("step", i), func(t *testing.T) { st.check(t, domain(t, s, st.v.Domain)) })
+				t.Run(fmt.Sprint("step", i), func(t *testing.T) { st.check(t, stateOf(t, s, st.v.Domain)) })
 			}
 			if got := len(dumpStore(t, s).Visits); got != len(tt.steps) {
 				t.Errorf("%d visit-log entries, want %d", got, len(tt.steps))
@@ -389,10 +396,10 @@ func TestRecordRefusals(t *testing.T) {
 		want error
 	}{
 		{"nil visit", nil, nil},
-		{"empty domain", visit("", t0, data.OutcomeOK), ErrEmptyHost},
-		{"not normalised", visit("www.b.example", t0, data.OutcomeOK), ErrInvalidDomain},
-		{"upper case", visit("B.example", t0, data.OutcomeOK), ErrInvalidDomain},
-		{"IP address", visit("127.0.0.1", t0, data.OutcomeOK), ErrIPAddress},
+		{"empty domain", visit("", t0, data.OutcomeOK), domain.ErrEmptyHost},
+		{"not normalised", visit("www.b.example", t0, data.OutcomeOK), domain.ErrInvalidDomain},
+		{"upper case", visit("B.example", t0, data.OutcomeOK), domain.ErrInvalidDomain},
+		{"IP address", visit("127.0.0.1", t0, data.OutcomeOK), domain.ErrIPAddress},
 		{"unknown outcome", visit("b.example", t0, "fine"), nil},
 		{"no start time", visit("b.example", time.Time{}, data.OutcomeOK), nil},
 		{"removed domain", visit("gone.example", t1, data.OutcomeOK), ErrRemoved},
@@ -419,7 +426,7 @@ func TestRecordRefusals(t *testing.T) {
 			}
 			// Ids of the failed batch are handed out again: no gaps.
 			must(t, s.RecordVisits([]*data.VisitResult{good}))
-			if n := domain(t, s, "new.example"); n.ID != before.N {
+			if n := stateOf(t, s, "new.example"); n.ID != before.N {
 				t.Errorf("id after a failed batch %d, want %d", n.ID, before.N)
 			}
 		})
@@ -434,7 +441,7 @@ func TestRecordBatchSameDomainTwice(t *testing.T) {
 		visit("b.example", t1, data.OutcomeOK, link("a.example")),
 		partial("a.example", t2, link("c.example")),
 	}))
-	a := domain(t, s, "a.example")
+	a := stateOf(t, s, "a.example")
 	if a.LastOutcome != data.OutcomePartial || a.Failures != 0 || !a.FollowedIn || !a.FirstSeen.Equal(t0) {
 		t.Errorf("a: %+v", a)
 	}
@@ -587,7 +594,7 @@ func TestFollowedMark(t *testing.T) {
 		t.Errorf("f/ keys of %v, want old.example's alone", fkeys)
 	}
 	for name, want := range map[string]bool{"new.example": true, "old.example": true, "nf.example": false, "a.example": false} {
-		if got := domain(t, s, name).FollowedIn; got != want {
+		if got := stateOf(t, s, name).FollowedIn; got != want {
 			t.Errorf("%s: FollowedIn %v, want %v", name, got, want)
 		}
 	}

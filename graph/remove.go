@@ -8,12 +8,13 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // RemoveDomain puts name on the removal list and deletes everything the
 // store knows of it: its state, its visit log, its out-edges and the edges
 // into it. From then on links to it are dropped and visits of it refused
-// (ErrRemoved). name must be a registrable domain as Normalize gives it.
+// (ErrRemoved). name must be a registrable domain as domain.Normalize gives it.
 // Removing a domain twice keeps the first entry and returns nil.
 //
 // Edges into the domain are found by reading every edge set: removal is
@@ -26,7 +27,7 @@ import (
 // between is finished by the next Open, since a name key beside a removal
 // list entry can only mean that.
 func (s *Store) RemoveDomain(name, reason, proof string, at time.Time) error {
-	if err := checkNormal(name); err != nil {
+	if err := domain.Check(name); err != nil {
 		return err
 	}
 	if err := s.lockWrite(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // removalFixture: a↔b, c→b, b→d, visits of a, b and c.
@@ -93,7 +94,7 @@ func TestRemoveDomain(t *testing.T) {
 	if gone, _ := s.IsRemoved("never.example"); !gone {
 		t.Error("unknown domain not on the removal list")
 	}
-	if err := s.RemoveDomain("www.a.example", "", "", t2); !errors.Is(err, ErrInvalidDomain) {
+	if err := s.RemoveDomain("www.a.example", "", "", t2); !errors.Is(err, domain.ErrInvalidDomain) {
 		t.Errorf("removing a non-registrable name: %v", err)
 	}
 }

@@ -18,12 +18,14 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // FormatVersion is the store layout this code writes (FORMAT.md). It reads
-// version 1 too, which lacks only the record's FollowedIn flag, and marks
-// such a store version 2 when it opens it for writing.
-const FormatVersion = 2
+// versions 1 and 2 too (version 1 lacks the record's FollowedIn flag,
+// version 2 records a retry time rather than the server's Retry-After),
+// and marks such a store version 3 when it opens it for writing.
+const FormatVersion = 3
 
 var (
 	// ErrLocked: another process has the store open.
@@ -298,11 +300,10 @@ func (s *Store) load() error {
 		}); err != nil {
 			return err
 		}
-		if v == 1 && !s.ro {
-			upgrade = true
-		} else if v != 1 && v != FormatVersion {
-			return fmt.Errorf("%w: the store has format version %d, this program reads version %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
+		if v < 1 || v > FormatVersion {
+			return fmt.Errorf("%w: the store has format version %d, this program reads versions 1 to %d (a newer mapthenet wrote it?)", ErrFormat, v, FormatVersion)
 		}
+		upgrade = v < FormatVersion && !s.ro
 		if s.nextID, err = readNextID(txn); err != nil {
 			return err
 		}
@@ -409,11 +410,11 @@ func (s *Store) GC() error {
 
 // AddDomains records names (registrable domains) as known, never-visited
 // domains first seen at seen; known ones are left as they are, except that
-// seeded marks them as seeds. Names must be normalised (Normalize); removed
+// seeded marks them as seeds. Names must be normalised (domain.Normalize); removed
 // domains are skipped. Large lists are written in several transactions.
 func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
 	for _, n := range names {
-		if err := checkNormal(n); err != nil {
+		if err := domain.Check(n); err != nil {
 			return err
 		}
 	}
@@ -450,18 +451,6 @@ func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// checkNormal refuses a name that Normalize would change.
-func checkNormal(name string) error {
-	n, err := Normalize(name)
-	if err != nil {
-		return err
-	}
-	if n != name {
-		return &DomainError{Input: name, Reason: ErrInvalidDomain, Detail: "not normalised: the registrable domain is " + n}
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/domain"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -72,7 +74,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func domain(t testing.TB, s *Store, name string) data.DomainState {
+func stateOf(t testing.TB, s *Store, name string) data.DomainState {
 	t.Helper()
 	st, ok, err := s.Domain(name)
 	if err != nil || !ok {
@@ -139,7 +141,7 @@ func TestOpenRecordSnapshot(t *testing.T) {
 		!d.Visits[0].StartedAt.Equal(t0.Add(time.Hour)) || d.Visits[0].Pages != 3 {
 		t.Errorf("visits %+v", d.Visits)
 	}
-	a := domain(t, s, "a.example")
+	a := stateOf(t, s, "a.example")
 	if !a.Seeded || !a.LastVisit.Equal(t0.Add(time.Hour)) || a.LastStatus != 200 || a.LastOutcome != data.OutcomeOK {
 		t.Errorf("visited state %+v", a)
 	}
@@ -155,7 +157,7 @@ func TestAddDomains(t *testing.T) {
 	s := openMem(t)
 	must(t, s.AddDomains([]string{"a.example", "b.example"}, t0, false))
 	must(t, s.AddDomains([]string{"b.example", "c.example"}, t0.Add(time.Hour), true))
-	a, b, c := domain(t, s, "a.example"), domain(t, s, "b.example"), domain(t, s, "c.example")
+	a, b, c := stateOf(t, s, "a.example"), stateOf(t, s, "b.example"), stateOf(t, s, "c.example")
 	if a.Seeded || !b.Seeded || !c.Seeded {
 		t.Errorf("seeded: a %v b %v c %v", a.Seeded, b.Seeded, c.Seeded)
 	}
@@ -166,7 +168,7 @@ func TestAddDomains(t *testing.T) {
 		t.Errorf("ids %d %d %d", a.ID, b.ID, c.ID)
 	}
 	err := s.AddDomains([]string{"d.example", "www.e.example"}, t0, false)
-	if !errors.Is(err, ErrInvalidDomain) {
+	if !errors.Is(err, domain.ErrInvalidDomain) {
 		t.Fatalf("non-normalised name: %v", err)
 	}
 	if _, ok, _ := s.Domain("d.example"); ok {
@@ -191,7 +193,7 @@ func TestPersistence(t *testing.T) {
 	}
 	// Ids go on densely after a reopen.
 	must(t, s.AddDomains([]string{"c.example"}, t0, false))
-	if c := domain(t, s, "c.example"); c.ID != 2 {
+	if c := stateOf(t, s, "c.example"); c.ID != 2 {
 		t.Errorf("id after reopen %d, want 2", c.ID)
 	}
 	if err := s.RecordVisit(visit("gone.example", t0, data.OutcomeOK)); !errors.Is(err, ErrRemoved) {
@@ -255,13 +257,13 @@ func TestFormatUpgrade(t *testing.T) {
 	must(t, s.Close())
 	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
-	if !domain(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
+	if !stateOf(t, ro, "b.example").FollowedIn || !dumpStore(t, ro).Domains[1].FollowedIn {
 		t.Error("version 1 store read-only: b.example lost FollowedIn")
 	}
 	must(t, ro.Close())
 	s = openDir(t, dir)
 	defer s.Close()
-	if !domain(t, s, "b.example").FollowedIn {
+	if !stateOf(t, s, "b.example").FollowedIn {
 		t.Error("version 1 store: b.example lost FollowedIn")
 	}
 	must(t, s.db.View(func(txn *badger.Txn) error {
@@ -278,6 +280,58 @@ func TestFormatUpgrade(t *testing.T) {
 	}))
 }
 
+// TestFormat2RetryTime: a format 2 store recorded the retry time of a
+// failure rather than the server's Retry-After. After the upgrade that
+// time still stands (the schedule does not change), until the domain's
+// next visit records the facts instead.
+func TestFormat2RetryTime(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir)
+	throttled := visit("a.example", t0, data.OutcomeThrottled)
+	throttled.RetryAfter = 5 * time.Hour
+	must(t, s.RecordVisit(throttled))
+	recorded := t0.Add(5 * time.Hour)
+	must(t, s.db.Update(func(txn *badger.Txn) error {
+		// As version 2 wrote it: the retry time, no Retry-After.
+		var st data.DomainState
+		if _, err := getStateOnly(txn, 0, &st); err != nil {
+			return err
+		}
+		st.RetryAt, st.RetryAfter = recorded, 0
+		if err := txn.Set(idKey(prefixDomain, 0), encodeDomain(nil, &st, nil)); err != nil {
+			return err
+		}
+		return txn.Set(keyFormat, []byte{2})
+	}))
+	must(t, s.Close())
+
+	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
+	must(t, err)
+	if st := stateOf(t, ro, "a.example"); !schedule.RetryAt(&st).Equal(recorded) || st.RetryAfter != 0 {
+		t.Errorf("version 2 store read-only: retry at %v (Retry-After %v), want the recorded %v", schedule.RetryAt(&st), st.RetryAfter, recorded)
+	}
+	must(t, ro.Close())
+	s = openDir(t, dir)
+	defer s.Close()
+	if st := stateOf(t, s, "a.example"); !schedule.RetryAt(&st).Equal(recorded) {
+		t.Errorf("version 2 store upgraded: retry at %v, want the recorded %v", schedule.RetryAt(&st), recorded)
+	}
+	// Linked from another domain's visit: its record is rewritten with the
+	// followed-in flag, and keeps the recorded time.
+	must(t, s.RecordVisit(visit("b.example", t1, data.OutcomeOK, link("a.example"))))
+	if st := stateOf(t, s, "a.example"); !st.FollowedIn || !schedule.RetryAt(&st).Equal(recorded) {
+		t.Errorf("rewritten for a link: %+v, retry at %v, want the recorded %v", st, schedule.RetryAt(&st), recorded)
+	}
+	again := visit("a.example", t1, data.OutcomeThrottled)
+	again.RetryAfter = 3 * time.Hour
+	must(t, s.RecordVisit(again))
+	st := stateOf(t, s, "a.example")
+	if !st.RetryAt.IsZero() || st.RetryAfter != 3*time.Hour || st.Failures != 2 ||
+		!schedule.RetryAt(&st).Equal(t1.Add(6*time.Hour)) {
+		t.Errorf("visited again: %+v, retry at %v, want the facts and %v", st, schedule.RetryAt(&st), t1.Add(6*time.Hour))
+	}
+}
+
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	s := openDir(t, dir)
@@ -286,7 +340,7 @@ func TestReadOnly(t *testing.T) {
 	ro, err := Open(dir, Options{Create: true, ReadOnly: true})
 	must(t, err)
 	defer ro.Close()
-	domain(t, ro, "a.example")
+	stateOf(t, ro, "a.example")
 	if err := ro.AddDomains([]string{"b.example"}, t0, false); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("write on read-only store: %v", err)
 	}

@@ -202,7 +202,7 @@ func (c *coloring) tiers(m *Map) {
 	}
 }
 
-func prevMax(t data.TierTable, i int) int64 {
+func prevMax(t []data.Tier, i int) int64 {
 	if i == 0 {
 		return 0
 	}

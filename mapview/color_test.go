@@ -5,12 +5,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 func TestColors(t *testing.T) {
 	var m Map
-	m.Tiers = data.DefaultTiers
+	m.Tiers = schedule.DefaultTiers
 	add := func(n int, domain, op string, tier int32) {
 		for i := range n {
 			m.Points = append(m.Points, Point{Domain: fmt.Sprintf("%d%s", i, domain), Operator: op, Tier: tier})
@@ -83,7 +83,7 @@ func TestShortCount(t *testing.T) {
 
 func TestColorsCommunity(t *testing.T) {
 	var m Map
-	m.Tiers = data.DefaultTiers
+	m.Tiers = schedule.DefaultTiers
 	// Points come best rank first: a community's first points name it.
 	add := func(n int, comm int32, prefix string) {
 		for i := range n {

@@ -6,8 +6,8 @@ import (
 	"image/png"
 	"time"
 
-	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/mapview"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // A Map usually comes from mapview.Load(snapshot, mapview.DefaultWords);
@@ -15,7 +15,7 @@ import (
 func Example() {
 	m := &mapview.Map{
 		Snapshot: "2026-12-01T030000Z", AsOf: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC),
-		Tiers: data.DefaultTiers, Known: 3, MaxRank: 2,
+		Tiers: schedule.DefaultTiers, Known: 3, MaxRank: 2,
 		Points: []mapview.Point{
 			{Domain: "a.example", X: 0, Y: 0, Rank: 1, Tier: 1, Words: []string{"news"}},
 			{Domain: "b.example", X: 1, Y: 2, Rank: 2, Tier: 1},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -42,7 +43,7 @@ func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words
 	if _, err := b.WriteLinkWords(words); err != nil {
 		t.Fatal(err)
 	}
-	m := &data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: data.DefaultTiers,
+	m := &data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers,
 		Counts: map[string]int64{data.DomainsFile: int64(len(domains))}, CreatedAt: fixtureAsOf}
 	if err := b.Commit(m); err != nil {
 		t.Fatal(err)
@@ -89,9 +90,9 @@ func genWeb(n int, seed uint64) ([]data.DomainRow, []data.LinkWordRow) {
 			r.Score = 1 / float64(rk)
 			// Tiers spread as over a web of 25M domains, so that a small
 			// fixture shows every tier's colour.
-			r.Tier = int32(data.DefaultTiers.For(rk * 25_000_000 / int64(n)).Number)
+			r.Tier = int32(schedule.DefaultTiers.For(rk * 25_000_000 / int64(n)).Number)
 		} else {
-			r.Tier = int32(data.DefaultTiers.Lowest().Number)
+			r.Tier = int32(schedule.DefaultTiers.Lowest().Number)
 		}
 		if i%5 != 4 {
 			op := ops[int(math.Abs(x))%len(ops)]
@@ -118,7 +119,7 @@ func genMap(n int, seed uint64) *Map {
 	for i := range cl {
 		cl[i] = cluster{rng.NormFloat64() * 40, rng.NormFloat64() * 30, 4 + rng.Float64()*10}
 	}
-	m := &Map{Snapshot: fixtureAsOf.Format(data.SnapshotIDLayout), AsOf: fixtureAsOf, Tiers: data.DefaultTiers,
+	m := &Map{Snapshot: fixtureAsOf.Format(data.SnapshotIDLayout), AsOf: fixtureAsOf, Tiers: schedule.DefaultTiers,
 		Known: int64(n), Points: make([]Point, n)}
 	ranked := int64(0)
 	for i := range m.Points {
@@ -126,11 +127,11 @@ func genMap(n int, seed uint64) *Map {
 		p := &m.Points[i]
 		p.Domain = "site" + strconv.Itoa(i) + tlds[(i*7+i/3)%len(tlds)]
 		p.X, p.Y = c.x+rng.NormFloat64()*c.r, c.y+rng.NormFloat64()*c.r
-		p.Tier = int32(data.DefaultTiers.Lowest().Number)
+		p.Tier = int32(schedule.DefaultTiers.Lowest().Number)
 		if i%10 != 9 {
 			ranked++
 			p.Rank = ranked
-			p.Tier = int32(data.DefaultTiers.For(ranked * 25_000_000 / int64(n)).Number)
+			p.Tier = int32(schedule.DefaultTiers.For(ranked * 25_000_000 / int64(n)).Number)
 		}
 		if i < 100 {
 			p.Words = []string{"news", "blog", "shop"}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 const dataOpen = `<script type="application/json" id="mapdata">`
@@ -37,7 +37,7 @@ func pageDataOf(t testing.TB, page string) (pageData, string) {
 
 func tinyMap() *Map {
 	return &Map{
-		Snapshot: "2026-12-01T030000Z", AsOf: fixtureAsOf, Tiers: data.DefaultTiers, Known: 5, MaxRank: 2,
+		Snapshot: "2026-12-01T030000Z", AsOf: fixtureAsOf, Tiers: schedule.DefaultTiers, Known: 5, MaxRank: 2,
 		Points: []Point{
 			{Domain: "a.example", X: 0, Y: 0, Rank: 1, Tier: 1, Words: []string{"news", "daily"}},
 			{Domain: "b.example", X: 2, Y: 1, Rank: 2, Tier: 2},

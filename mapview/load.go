@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -38,7 +39,7 @@ type Point struct {
 type Map struct {
 	Snapshot string
 	AsOf     time.Time
-	Tiers    data.TierTable
+	Tiers    []data.Tier
 	Known    int64 // domains in the snapshot, placed or not
 	Points   []Point
 	MaxRank  int64 // the largest rank among the points (0 when none is ranked)
@@ -89,9 +90,9 @@ type wordUse struct {
 	sites int64
 }
 
-func newCollector(id string, asOf time.Time, tiers data.TierTable, words int) *collector {
+func newCollector(id string, asOf time.Time, tiers []data.Tier, words int) *collector {
 	if len(tiers) == 0 {
-		tiers = data.DefaultTiers
+		tiers = schedule.DefaultTiers
 	}
 	return &collector{
 		m:   &Map{Snapshot: id, AsOf: asOf, Tiers: tiers},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -313,7 +314,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	if err != nil {
 		return 0, err
 	}
-	tiers := b.opts.Tiers
+	policy := schedule.Policy{Tiers: b.opts.Tiers, MinInDomains: b.opts.MinInDomains}
 	var sched []data.ScheduleRow
 	var rows int64
 	err = src.Domains(func(st *data.DomainState) error {
@@ -322,7 +323,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 			return fmt.Errorf("domain %q (id %d) changed between two passes over one snapshot", st.Name, st.ID)
 		}
 		rank := b.ranks[d]
-		tier := tiers.For(rank)
+		tier := policy.Tiers.For(rank)
 		row := domainRow(st, tier)
 		row.Score = b.scores[d]
 		row.InDomains, row.OutDomains = int64(b.in[d]), int64(b.out[d])
@@ -338,7 +339,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		if b.mapX != nil && !math.IsNaN(b.mapX[d]) {
 			row.MapX, row.MapY = ptr(b.mapX[d]), ptr(b.mapY[d])
 		}
-		if s, ok := scheduleFor(st, tier, tiers.Lowest(), row.InDomains, b.opts.Now); ok {
+		if s, ok := policy.Next(st, tier, row.InDomains, b.opts.Now); ok {
 			sched = append(sched, s)
 			row.NextVisit = ptr(s.NextVisit)
 			row.PagesPerVisit = s.Pages
@@ -356,7 +357,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 	// The schedule sorts while the encoders finish domains.parquet.
 	sorted := make(chan struct{})
 	go func() {
-		sortSchedule(sched)
+		schedule.Sort(sched)
 		close(sorted)
 	}()
 	err = fw.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -26,9 +27,14 @@ const DefaultMapTop = 200_000
 type Options struct {
 	DataDir string    // holds the snapshots (package snapshot: rebuilds/)
 	Now     time.Time // as-of time; the snapshot id is snapshot.ID(Now)
-	Tiers   data.TierTable
-	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
-	Rank    rank.Params // zero: rank.DefaultParams (Workers may be set alone)
+	// The revisit policy (package schedule), the crawl's too: the tier
+	// table (nil: schedule.DefaultTiers) and the discovery threshold, the
+	// followed linking domains a never-visited domain needs to be
+	// scheduled (0: schedule.DefaultMinInDomains; seeds need none).
+	Tiers        schedule.Tiers
+	MinInDomains int
+	Keep         int         // snapshots to keep, the new one included; 0: DefaultKeep
+	Rank         rank.Params // zero: rank.DefaultParams (Workers may be set alone)
 	// MapTop is how many of the best-ranked domains the map's layout
 	// places by force simulation: 0 means DefaultMapTop; negative, no map
 	// (map_x and map_y left empty).
@@ -100,10 +106,13 @@ func (o *Options) setDefaults() error {
 	}
 	o.Now = o.Now.UTC().Truncate(time.Second) // the id has seconds; so do the times derived from it
 	if o.Tiers == nil {
-		o.Tiers = data.DefaultTiers
+		o.Tiers = schedule.DefaultTiers
 	}
 	if err := o.Tiers.Validate(); err != nil {
 		return err
+	}
+	if o.MinInDomains < 0 {
+		return fmt.Errorf("rebuild: min in-domains %d: want 0 (the default) or more", o.MinInDomains)
 	}
 	if o.Keep == 0 {
 		o.Keep = DefaultKeep

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -21,7 +22,7 @@ var asOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 const day = 24 * time.Hour
 
 // testTiers spread the few ranks of the test graph over three tiers.
-var testTiers = data.TierTable{
+var testTiers = schedule.Tiers{
 	{Number: 1, MaxRank: 1, RevisitDays: 10, Pages: 50},
 	{Number: 2, MaxRank: 3, RevisitDays: 21, Pages: 20},
 	{Number: 3, MaxRank: 0, RevisitDays: 365, Pages: 8},
@@ -487,8 +488,9 @@ func TestRebuildOptions(t *testing.T) {
 	bad := map[string]Options{
 		"no dir":    {Now: asOf},
 		"no time":   {DataDir: "x"},
-		"bad tiers": {DataDir: "x", Now: asOf, Tiers: data.TierTable{{Number: 2}}},
+		"bad tiers": {DataDir: "x", Now: asOf, Tiers: schedule.Tiers{{Number: 2}}},
 		"keep -1":   {DataDir: "x", Now: asOf, Keep: -1},
+		"min -1":    {DataDir: "x", Now: asOf, MinInDomains: -1},
 	}
 	for name, o := range bad {
 		if _, err := RunFrom(context.Background(), &fakeSource{}, o); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -136,17 +137,17 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
 		r := data.DomainRow{ID: int32(i), Domain: w.names[i], InDomains: int64(in[i]), OutDomains: int64(g.OutDegree(id)),
 			FirstSeen: fx.asOf.Add(-time.Duration(i%300) * 24 * time.Hour), OptedOut: i%97 == 5}
-		r.Tier = int32(data.DefaultTiers.Lowest().Number)
+		r.Tier = int32(schedule.DefaultTiers.Lowest().Number)
 		if rk := w.rank[i]; rk > 0 {
 			r.Rank = &rk
 			r.Score = 1 / float64(rk+10)
-			r.Tier = int32(data.DefaultTiers.For(rk).Number)
+			r.Tier = int32(schedule.DefaultTiers.For(rk).Number)
 			if i%5 != 0 {
 				prev := max(1, rk+int64(i%21)-10)
 				r.PrevRank = &prev
 			}
 		}
-		t := data.DefaultTiers.For(max(w.rank[i], 0))
+		t := schedule.DefaultTiers.For(max(w.rank[i], 0))
 		r.RevisitDays, r.PagesPerVisit = int32(t.RevisitDays), int32(t.Pages)
 		if linked[i] {
 			c := int32(g.Community(id))
@@ -220,7 +221,7 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 		if i%3 != 0 {
 			reason = data.ReasonNew
 		}
-		t := data.DefaultTiers.For(w.rank[i])
+		t := schedule.DefaultTiers.For(w.rank[i])
 		sched = append(sched, data.ScheduleRow{Domain: w.names[i], NextVisit: fx.asOf.Add(time.Duration(i%10+1) * 24 * time.Hour),
 			Tier: int32(t.Number), Pages: int32(t.Pages), Reason: reason, Priority: int64(in[i])})
 		if len(sched) > 8192 {
@@ -231,7 +232,7 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 	sw.write(sched)
 	sw.close()
 
-	m := data.Manifest{ID: w.id, AsOf: fx.asOf, SchemaVersion: data.SchemaVersion, Previous: fx.prev, Tiers: data.DefaultTiers,
+	m := data.Manifest{ID: w.id, AsOf: fx.asOf, SchemaVersion: data.SchemaVersion, Previous: fx.prev, Tiers: schedule.DefaultTiers,
 		Counts: map[string]int64{"domains": int64(n), "edges": g.NumEdges()}, CreatedAt: fx.asOf}
 	raw, err := json.Marshal(m)
 	if err != nil {

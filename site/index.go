@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // Index is one snapshot held in memory for serving: every domain's columns
@@ -23,7 +24,7 @@ type Index struct {
 	ID       string
 	AsOf     time.Time
 	Previous string
-	Tiers    data.TierTable
+	Tiers    []data.Tier
 	n        int
 
 	names       []string
@@ -108,7 +109,7 @@ func loadIndex(src *source, o mapOptions) (ix *Index, err error) {
 	ix = &Index{ID: src.id(), AsOf: m.AsOf, Previous: m.Previous, Tiers: m.Tiers, strs: []string{""},
 		communityTop: map[int32][]int32{}, communitySize: map[int32]int32{}}
 	if len(ix.Tiers) == 0 {
-		ix.Tiers = data.DefaultTiers
+		ix.Tiers = schedule.DefaultTiers
 	}
 	interned := map[string]uint32{"": 0}
 	intern := func(s string) uint32 {

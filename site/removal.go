@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/removal"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // removeView is the removal page's body.
@@ -29,7 +29,7 @@ type removeView struct {
 
 func (s *Server) removeForm(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query().Get("domain"); q != "" {
-		d, err := graph.Normalize(q)
+		d, err := domain.Normalize(q)
 		if err != nil || len(q) > 300 {
 			s.notFoundDomain(w, r, false, q, "is not a domain name")
 			return

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // The JSON API's shapes (DESIGN.md, "serve"). Field names follow
@@ -328,7 +328,7 @@ func (ix *Index) search(q string, limit int) []searchHit {
 		return h
 	}
 	exact := int32(-1)
-	if d, err := graph.Normalize(q); err == nil {
+	if d, err := domain.Normalize(q); err == nil {
 		exact = ix.Find(d)
 	}
 	if exact < 0 {

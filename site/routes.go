@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 //go:embed templates/*.html
@@ -138,7 +138,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request, api bool) *Index 
 // that domain's address. ok is false when a response was written.
 func (s *Server) domainParam(w http.ResponseWriter, r *http.Request, api bool) (name string, ok bool) {
 	raw := r.PathValue("domain")
-	d, err := graph.Normalize(raw)
+	d, err := domain.Normalize(raw)
 	if len(raw) > 300 || err != nil {
 		s.notFoundDomain(w, r, api, raw, "is not a domain name")
 		return "", false

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 var testAsOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
@@ -59,7 +60,7 @@ func publish(t *testing.T, d *Dir, id string, domains []data.DomainRow, sched []
 		t.Fatal(err)
 	}
 	at, _ := ParseID(id)
-	m := &data.Manifest{ID: id, AsOf: at, SchemaVersion: data.SchemaVersion, Counts: counts, Tiers: data.DefaultTiers, CreatedAt: at}
+	m := &data.Manifest{ID: id, AsOf: at, SchemaVersion: data.SchemaVersion, Counts: counts, Tiers: schedule.DefaultTiers, CreatedAt: at}
 	if err := b.Commit(m); err != nil {
 		t.Fatal(err)
 	}

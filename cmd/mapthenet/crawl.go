@@ -38,7 +38,7 @@ type crawlFlags struct {
 	UserAgent     string
 	RobotsToken   string
 	ASNDB         string
-	MinInDomains  int
+	Policy        policyFlags // --tiers, --min-in-domains (policy.go)
 	SitesInFlight int
 	MaxConns      int
 	Platforms     []string
@@ -81,6 +81,13 @@ cron meanwhile runs inside this process: see rebuild --help). Stop it with
 Ctrl-C or SIGTERM: visits in flight are dropped whole, never recorded
 half-done, every finished visit is written, and crawl exits 0.
 
+The revisit policy is shared with rebuild: a first visit (a seed, a domain
+found during the run) reads the lowest tier's pages of --tiers, and a
+domain the run finds is visited once --min-in-domains of its visited
+domains link to it with followed links (the others wait for the next
+rebuild's schedule, which applies the same threshold). Set both in
+<data-dir>/config.toml so that crawl and rebuild agree.
+
 Only one crawl may use a data directory: a second one exits with status 3
 and names the first's pid.
 
@@ -115,7 +122,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringVar(&fl.UserAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
 	f.StringVar(&fl.RobotsToken, "robots-token", crawl.DefaultRobotsToken, "product token looked for in robots.txt and meta robots")
 	f.StringVar(&fl.ASNDB, "asn-db", "", "ip2asn TSV file (range_start range_end AS_number country AS_description; .gz too) for network operators")
-	f.IntVar(&fl.MinInDomains, "min-in-domains", 1, "visit a domain found in this run once this many domains link to it")
+	addPolicyFlags(f, &fl.Policy)
 	f.IntVar(&fl.SitesInFlight, "max-sites-in-flight", crawl.DefaultSitesInFlight, "sites visited at once")
 	f.IntVar(&fl.MaxConns, "max-conns", crawl.DefaultMaxConns, "open connections at once")
 	f.StringVar(&fl.AgentURL, "signature-agent", webbotauth.DefaultAgentURL, "URL of our published key directory, sent as Signature-Agent")
@@ -274,7 +281,6 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		UntilIdle:     fl.UntilIdle,
 		MaxDuration:   fl.MaxDuration,
 		MaxSites:      fl.MaxSites,
-		MinInDomains:  fl.MinInDomains,
 		SitesInFlight: fl.SitesInFlight,
 		MaxConns:      fl.MaxConns,
 		IdleRecheck:   fl.Recheck,
@@ -288,10 +294,15 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		return o, usagef("--signature-agent %q: want an https URL such as %s", fl.AgentURL, webbotauth.DefaultAgentURL)
 	}
 	o.SignatureAgentURL, o.SignatureAgentForm = fl.AgentURL, form
-	if fl.SitesInFlight < 0 || fl.MaxConns < 0 || fl.MinInDomains < 0 {
-		return o, usagef("--max-sites-in-flight %d, --max-conns %d, --min-in-domains %d: want a count (0: the default)",
-			fl.SitesInFlight, fl.MaxConns, fl.MinInDomains)
+	if fl.SitesInFlight < 0 || fl.MaxConns < 0 {
+		return o, usagef("--max-sites-in-flight %d, --max-conns %d: want a count (0: the default)",
+			fl.SitesInFlight, fl.MaxConns)
 	}
+	policy, err := fl.Policy.policy()
+	if err != nil {
+		return o, err
+	}
+	o.Tiers, o.MinInDomains = policy.Tiers, policy.MinInDomains
 	if fl.NameCache < -1 {
 		return o, usagef("--name-cache must be a number of names, or -1 for none")
 	}
@@ -388,5 +399,6 @@ func logCrawlStart(log *slog.Logger, dataDir string, o crawl.Options) {
 		"user_agent", o.UserAgent, "robots_token", o.RobotsToken, "from", o.From, "signature_agent", o.SignatureAgentURL,
 		"min_delay", minDelay.String(), "ip_delay", o.IPDelay.String(), "sites_in_flight", o.SitesInFlight,
 		"max_conns", o.MaxConns, "max_sites", o.MaxSites, "max_duration", o.MaxDuration.String(),
-		"until_idle", o.UntilIdle, "connect_to_rules", len(o.ConnectTo), "network_operators", operators)
+		"until_idle", o.UntilIdle, "connect_to_rules", len(o.ConnectTo), "network_operators", operators,
+		"tiers", o.Tiers.String(), "min_in_domains", o.MinInDomains)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // dataDirConfigName is the data directory's own config file, read by every
@@ -126,6 +128,10 @@ func writeDataDirConfig(path string, id identity, now time.Time) error {
 	} else {
 		b.WriteString("# crawler-info = true\n")
 	}
+	// The defaults, commented out: where to change them, once for both.
+	b.WriteString("\n# crawl, rebuild: the revisit policy, one tier table (MAXRANK:DAYS:PAGES, best first)\n")
+	b.WriteString("# and one discovery threshold (linking domains a never-visited domain needs) for both\n")
+	fmt.Fprintf(&b, "# tiers = %s\n# min-in-domains = %d\n", tomlString(schedule.DefaultTiers.String()), schedule.DefaultMinInDomains)
 	// What is read back must be what was meant, whatever the quoting.
 	got := map[string]any{}
 	if err := toml.Unmarshal([]byte(b.String()), &got); err != nil || !maps.Equal(got, want) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -35,7 +36,7 @@ func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	if _, err := b.WriteLinkWords([]data.LinkWordRow{{Domain: "a.example", Word: "news", Sites: 4}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(&data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: data.DefaultTiers}); err != nil {
+	if err := b.Commit(&data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.SetCurrent(id); err != nil {

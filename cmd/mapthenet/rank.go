@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
@@ -123,7 +123,7 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 	}
 	names := make([]string, len(args))
 	for i, a := range args {
-		n, err := graph.Normalize(a)
+		n, err := domain.Normalize(a)
 		if err != nil {
 			return usagef("%q is not a domain: %v", a, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,10 +22,10 @@ import (
 // that runs the rebuild for this command (RebuildRequest), so every flag
 // that changes the snapshot needs a field here with a JSON name.
 type rebuildFlags struct {
-	Keep    int      `json:"keep"`
-	Tiers   []string `json:"tiers,omitempty"`
-	Workers int      `json:"workers,omitempty"`
-	MapTop  int      `json:"map_top,omitempty"`
+	Keep        int `json:"keep"`
+	policyFlags     // --tiers, --min-in-domains (policy.go)
+	Workers     int `json:"workers,omitempty"`
+	MapTop      int `json:"map_top,omitempty"`
 	// The snapshot guard (rebuild.Options.MaxShrink, AcceptShrink).
 	MaxShrink    float64 `json:"max_shrink,omitempty"`
 	AcceptShrink bool    `json:"accept_shrink,omitempty"`
@@ -73,9 +72,14 @@ Exit status 3 (busy), never waiting: another rebuild is running (it holds
 <data-dir>/rebuild.lock; the message names its pid), or another process
 holds the store and no crawl answers on crawl.sock.
 
-The revisit tiers are configuration: --tiers lists MAXRANK:DAYS:PAGES from
-the best tier down; the last entry's MAXRANK is * (or 0): every lower rank
-and the unranked. Domains never visited read the last tier's pages.
+The revisit policy is configuration, shared with crawl: --tiers lists
+MAXRANK:DAYS:PAGES from the best tier down; the last entry's MAXRANK is *
+(or 0): every lower rank and the unranked. Domains never visited read the
+last tier's pages. --min-in-domains is how many domains must link to a
+never-visited domain (followed links) before it is scheduled; seeds are
+scheduled anyway. Set both as keys of <data-dir>/config.toml (tiers =
+"1000:7:50,10000:30:20,*:365:8", min-in-domains = 2) so that the crawl's
+first visits and its own discoveries follow the same table and threshold.
 
 `,
 		Example: `  # nightly from cron
@@ -94,7 +98,7 @@ and the unranked. Domains never visited read the last tier's pages.
 	addNowFlag(cmd)
 	f := cmd.Flags()
 	f.IntVar(&fl.Keep, "keep", rebuild.DefaultKeep, "keep this many snapshots, the new one included")
-	f.StringSliceVar(&fl.Tiers, "tiers", nil, "revisit tiers MAXRANK:DAYS:PAGES,...; last MAXRANK * (default: DESIGN.md's table, 100000:10:50,500000:21:50,2000000:45:20,5000000:90:20,20000000:120:20,*:365:8)")
+	addPolicyFlags(f, &fl.policyFlags)
 	f.IntVar(&fl.Workers, "workers", 0, "PageRank workers (0: every core)")
 	f.IntVar(&fl.MapTop, "map-top", rebuild.DefaultMapTop, "lay out this many of the best-ranked domains on the map (map_x, map_y), the other ranked beside their neighbours; 0: no map")
 	f.Float64Var(&fl.MaxShrink, "max-shrink", rebuild.DefaultMaxShrink, "snapshot guard: a snapshot with fewer than (1 - this) of the current one's domains or edges is written but not made current (exit 1); 0: the guard is off, except that an empty store never replaces a non-empty snapshot")
@@ -119,19 +123,17 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 	if fl.MaxShrink < 0 || fl.MaxShrink >= 1 {
 		return rebuild.Options{}, usagef("--max-shrink %g: want a fraction from 0 (guard off) to below 1", fl.MaxShrink)
 	}
-	tiers := data.DefaultTiers
-	if len(fl.Tiers) > 0 {
-		var err error
-		if tiers, err = parseTiers(fl.Tiers); err != nil {
-			return rebuild.Options{}, usageError{err}
-		}
+	policy, err := fl.policy()
+	if err != nil {
+		return rebuild.Options{}, err
 	}
 	opts := rebuild.Options{
-		DataDir: dataDir,
-		Now:     now,
-		Tiers:   tiers,
-		Keep:    fl.Keep,
-		MapTop:  fl.MapTop,
+		DataDir:      dataDir,
+		Now:          now,
+		Tiers:        policy.Tiers,
+		MinInDomains: policy.MinInDomains,
+		Keep:         fl.Keep,
+		MapTop:       fl.MapTop,
 		// On the command line 0 turns each off; in rebuild.Options 0 is
 		// the default and negative is off.
 		MaxShrink:    fl.MaxShrink,
@@ -265,34 +267,4 @@ func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {
 		parts = append(parts, fmt.Sprintf("%s %.2fs", s.Stage, s.Seconds))
 	}
 	fmt.Fprintf(w, "  %.2fs: %s\n", total, strings.Join(parts, ", "))
-}
-
-// parseTiers reads --tiers: MAXRANK:DAYS:PAGES entries, best tier first,
-// numbered from 1; the last one's MAXRANK is * or 0 (everything else).
-func parseTiers(entries []string) (data.TierTable, error) {
-	var t data.TierTable
-	for i, e := range entries {
-		parts := strings.Split(strings.TrimSpace(e), ":")
-		if len(parts) != 3 {
-			return nil, fmt.Errorf("--tiers %q: want MAXRANK:DAYS:PAGES", e)
-		}
-		var maxRank int64
-		if parts[0] != "*" {
-			v, err := strconv.ParseInt(parts[0], 10, 64)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("--tiers %q: MAXRANK %q is not a rank or *", e, parts[0])
-			}
-			maxRank = v
-		}
-		days, err1 := strconv.Atoi(parts[1])
-		pages, err2 := strconv.Atoi(parts[2])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("--tiers %q: DAYS and PAGES must be whole numbers", e)
-		}
-		t = append(t, data.Tier{Number: i + 1, MaxRank: maxRank, RevisitDays: days, Pages: pages})
-	}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("--tiers: %w", err)
-	}
-	return t, nil
 }

@@ -87,41 +87,6 @@ func TestRebuildCommandStoreBusy(t *testing.T) {
 	}
 }
 
-func TestParseTiers(t *testing.T) {
-	got, err := parseTiers([]string{"100000:10:50", "500000:21:50", "2000000:45:20", "5000000:90:20", "20000000:120:20", "*:365:8"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range got {
-		if got[i] != data.DefaultTiers[i] {
-			t.Errorf("tier %d: %+v, want %+v", i+1, got[i], data.DefaultTiers[i])
-		}
-	}
-	if tt, err := parseTiers([]string{"0:7:9"}); err != nil || len(tt) != 1 || tt[0].MaxRank != 0 {
-		t.Errorf("a single catch-all: %+v, %v", tt, err)
-	}
-	for _, bad := range [][]string{{""}, {"*:1"}, {"x:1:1"}, {"-5:1:1", "*:1:1"}, {"*:0:8"}, {"*:1:1", "*:1:1"}, {"10:1:1.5", "*:1:1"}} {
-		if _, err := parseTiers(bad); err == nil {
-			t.Errorf("parseTiers(%q) accepted", bad)
-		}
-	}
-}
-
-func FuzzParseTiers(f *testing.F) {
-	f.Add("100000:10:50,500000:21:50,*:365:8")
-	f.Add("*:1:1")
-	f.Add("1:2:3,:::,*")
-	f.Fuzz(func(t *testing.T, s string) {
-		tt, err := parseTiers(strings.Split(s, ","))
-		if err == nil {
-			if verr := tt.Validate(); verr != nil {
-				t.Fatalf("parseTiers(%q) returned an invalid table: %v", s, verr)
-			}
-			_ = tt.For(1) // usable
-		}
-	})
-}
-
 func TestRankEdgeFileCommand(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "edges.parquet")

@@ -17,6 +17,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/crawl/removal"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
+	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
@@ -56,7 +57,7 @@ func oneDomain(cmd *cobra.Command, args []string) (string, error) {
 	if len(args) != 1 {
 		return "", usagef("%s needs exactly one DOMAIN (got %d arguments)", cmd.CommandPath(), len(args))
 	}
-	d, err := graph.Normalize(args[0])
+	d, err := domain.Normalize(args[0])
 	if err != nil {
 		return "", usagef("%v", err)
 	}
@@ -248,7 +249,7 @@ func removeHere(ctx context.Context, store *graph.Store, dataDir string, log *sl
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("remove request: %w", err)
 	}
-	if d, err := graph.Normalize(req.Domain); err != nil || d != req.Domain {
+	if domain.Check(req.Domain) != nil {
 		return nil, fmt.Errorf("remove request: %q is not a registrable domain", req.Domain)
 	}
 	if strings.TrimSpace(req.Reason) == "" || req.At.IsZero() {

@@ -26,7 +26,8 @@ func newScheduleCommand() *cobra.Command {
 order the crawl takes it: soonest first, then most linking domains, then by
 name. Each row says when the domain is next due and why:
 
-  new      never visited; a followed link points to it (or it is a seed)
+  new      never visited; followed links from --min-in-domains domains
+           (rebuild's, default 1) point to it, or it is a seed
   revisit  visited before: its last visit plus its tier's interval
   retry    its last visit failed: the backoff (1 day for timeouts and
            network errors, an hour or Retry-After when throttled, 90 days

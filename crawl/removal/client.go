@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
-	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/domain"
 )
 
 // Timeouts of proof fetches: the crawler's (DESIGN.md, "Timeouts").
@@ -54,8 +54,8 @@ func NewHTTPClient(rt http.RoundTripper) *http.Client {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("more than %d redirects", maxRedirects)
 			}
-			from, err1 := graph.Normalize(via[0].URL.Hostname())
-			to, err2 := graph.Normalize(req.URL.Hostname())
+			from, err1 := domain.Normalize(via[0].URL.Hostname())
+			to, err2 := domain.Normalize(req.URL.Hostname())
 			if err1 != nil || err2 != nil || from != to {
 				return fmt.Errorf("redirect to another domain (%s)", req.URL.Hostname())
 			}

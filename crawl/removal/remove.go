@@ -18,7 +18,7 @@ const VerifiedReason = "owner request, verified"
 // Verify checks domain's proofs against its token and, when one holds,
 // removes the domain through rm at now. A failed proof removes nothing: the
 // result says what each proof found and the error wraps ErrNotProven.
-// domain must be normalised (graph.Normalize).
+// domain must be normalised (domain.Normalize).
 func Verify(ctx context.Context, domain string, secret []byte, chk *Checker, rm Remover, now time.Time, log *slog.Logger) (*Result, error) {
 	res := chk.Check(ctx, domain, Token(secret, domain))
 	return res, RemoveProven(rm, res, now, log)

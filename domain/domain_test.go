@@ -1,4 +1,4 @@
-package graph
+package domain
 
 import (
 	"errors"
@@ -71,9 +71,9 @@ func TestNormalize(t *testing.T) {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("Normalize(%q) = %q, %v; want error %v", tt.in, got, err, tt.err)
 				}
-				var de *DomainError
+				var de *Error
 				if !errors.As(err, &de) || de.Input != tt.in {
-					t.Fatalf("error %v is not a *DomainError naming the input", err)
+					t.Fatalf("error %v is not an *Error naming the input", err)
 				}
 				return
 			}
@@ -96,7 +96,7 @@ func repeat(s string, n int) string {
 	return out
 }
 
-func TestDomainErrorMessage(t *testing.T) {
+func TestErrorMessage(t *testing.T) {
 	_, err := Normalize("192.168.1.1")
 	if got, want := err.Error(), `domain "192.168.1.1" is an IP address, not a domain name`; got != want {
 		t.Errorf("message %q, want %q", got, want)
@@ -115,9 +115,9 @@ func FuzzNormalize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Normalize(in)
 		if err != nil {
-			var de *DomainError
+			var de *Error
 			if !errors.As(err, &de) {
-				t.Fatalf("Normalize(%q): error %v is not a *DomainError", in, err)
+				t.Fatalf("Normalize(%q): error %v is not an *Error", in, err)
 			}
 			return
 		}
@@ -166,4 +166,27 @@ func FuzzIsIP(f *testing.F) {
 			t.Errorf("isIP(%q) = %v, the parsers say %v", s, got, slow)
 		}
 	})
+}
+
+// TestCheck: Check accepts exactly Normalize's outputs.
+func TestCheck(t *testing.T) {
+	for in, want := range map[string]error{
+		"example.com":      nil,
+		"xn--bcher-kva.de": nil,
+		"www.example.com":  ErrInvalidDomain, // Normalize gives example.com
+		"Example.com":      ErrInvalidDomain,
+		"bücher.de":        ErrInvalidDomain, // not an A-label
+		"":                 ErrEmptyHost,
+		"127.0.0.1":        ErrIPAddress,
+		"co.uk":            ErrPublicSuffix,
+	} {
+		err := Check(in)
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("Check(%q) = %v, want %v", in, err, want)
+		}
+		var e *Error
+		if err != nil && (!errors.As(err, &e) || e.Input != in) {
+			t.Errorf("Check(%q): %v is not an *Error naming the input", in, err)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package data
+package schedule
 
 import (
 	"reflect"
@@ -10,7 +10,7 @@ import (
 // test fails when it changes, so that it changes only on purpose, with
 // DESIGN.md and the README in the same commit.
 func TestPinnedDefaultTiers(t *testing.T) {
-	want := TierTable{
+	want := Tiers{
 		{Number: 1, MaxRank: 100_000, RevisitDays: 10, Pages: 50},
 		{Number: 2, MaxRank: 500_000, RevisitDays: 21, Pages: 50},
 		{Number: 3, MaxRank: 2_000_000, RevisitDays: 45, Pages: 20},

@@ -1,4 +1,13 @@
-package graph
+// Package domain says what counts as a domain in mapthenet: the registrable
+// domain (eTLD+1 by the Public Suffix List, private section included), lower
+// case, IDNA A-labels (DESIGN.md, "The snapshot"). Normalize turns a host or
+// URL into one, or refuses it with an *Error naming why; Check refuses a
+// name that is not already one. The link store, the crawler and the
+// commands all normalise through it, so that one name means one domain
+// everywhere.
+//
+// domain imports no other package of this module.
+package domain
 
 import (
 	"errors"
@@ -13,7 +22,7 @@ import (
 )
 
 // Reasons Normalize refuses a host. Test with errors.Is; the error itself
-// is a *DomainError that names the input.
+// is an *Error that names the input.
 var (
 	ErrEmptyHost     = errors.New("empty host")
 	ErrIPAddress     = errors.New("is an IP address, not a domain name")
@@ -23,14 +32,14 @@ var (
 	ErrInvalidDomain = errors.New("is not a valid domain name")
 )
 
-// DomainError is Normalize's error: the input and why it was refused.
-type DomainError struct {
+// Error is Normalize's and Check's error: the input and why it was refused.
+type Error struct {
 	Input  string
 	Reason error // one of the Err* sentinels above
 	Detail string
 }
 
-func (e *DomainError) Error() string {
+func (e *Error) Error() string {
 	msg := fmt.Sprintf("domain %q %v", e.Input, e.Reason)
 	if e.Reason == ErrEmptyHost {
 		msg = "domain: empty host"
@@ -41,7 +50,7 @@ func (e *DomainError) Error() string {
 	return msg
 }
 
-func (e *DomainError) Unwrap() error { return e.Reason }
+func (e *Error) Unwrap() error { return e.Reason }
 
 // lookupProfile is IDNA's lookup profile (UTS #46 mapping: lower case,
 // full-width dots, STD3 rules, label checks, Bidi rule) with DNS lengths
@@ -60,7 +69,7 @@ var lookupProfile = idna.New(
 // a one-label suffix, as the list's default rule says.
 //
 // It refuses IP addresses, localhost, single-label hosts, public suffixes
-// and invalid names with a *DomainError wrapping one of the Err* reasons.
+// and invalid names with an *Error wrapping one of the Err* reasons.
 func Normalize(hostOrURL string) (string, error) {
 	d, err := normalize(hostOrURL, true)
 	if err != nil || plainHost(d) && plainHost(hostOrURL) {
@@ -70,9 +79,23 @@ func Normalize(hostOrURL string) (string, error) {
 	// do not survive a second pass (a U+FFFD from bad input, say). Keep
 	// the promise Normalize(out) == out by checking it: this path is rare.
 	if again, err := normalize(d, true); err != nil || again != d {
-		return "", &DomainError{Input: hostOrURL, Reason: ErrInvalidDomain, Detail: "does not normalise stably"}
+		return "", &Error{Input: hostOrURL, Reason: ErrInvalidDomain, Detail: "does not normalise stably"}
 	}
 	return d, nil
+}
+
+// Check refuses a name that is not a registrable domain as Normalize
+// returns it (Normalize would change it, or refuse it): what the store
+// accepts as a domain's name.
+func Check(name string) error {
+	n, err := Normalize(name)
+	if err != nil {
+		return err
+	}
+	if n != name {
+		return &Error{Input: name, Reason: ErrInvalidDomain, Detail: "not normalised: the registrable domain is " + n}
+	}
+	return nil
 }
 
 // normalize is Normalize; fast allows the shortcut for plain host names
@@ -80,7 +103,7 @@ func Normalize(hostOrURL string) (string, error) {
 func normalize(hostOrURL string, fast bool) (string, error) {
 	in := hostOrURL
 	refuse := func(reason error, detail string) (string, error) {
-		return "", &DomainError{Input: in, Reason: reason, Detail: detail}
+		return "", &Error{Input: in, Reason: reason, Detail: detail}
 	}
 	s := strings.TrimSpace(hostOrURL)
 	if s == "" {
