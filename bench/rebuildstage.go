@@ -13,6 +13,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // runRebuild runs a whole rebuild (rebuild.Run) on the store the ingest
@@ -75,7 +76,7 @@ func childRebuild(args []string) (*rebuildResult, error) {
 	}
 	workers, _ := strconv.Atoi(args[2])
 	mapTop, _ := strconv.Atoi(args[3])
-	s, err := graph.Open(args[0], graph.Options{ReadOnly: true})
+	s, err := shard.Open(args[0], shard.Options{Graph: graph.Options{ReadOnly: true}})
 	if err != nil {
 		return nil, err
 	}

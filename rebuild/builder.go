@@ -30,7 +30,6 @@ type builder struct {
 	names    []string // dense → name
 	in, out  []uint32 // dense → distinct followed linking / linked domains
 	src, dst []uint32 // followed edges, dense, sorted by (src, dst)
-	words    *linkWordTally
 
 	scores   []float64
 	ranks    []int64 // 0: unranked
@@ -157,7 +156,6 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 		return 0, err
 	}
 	fw.Prepare(b.edgeNames)
-	b.words = newLinkWordTally()
 	var rows int64
 	var prevS, prevD uint32
 	err = src.Edges(func(e *data.EdgeRecord) error {
@@ -184,7 +182,6 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 			b.dst = append(b.dst, uint32(d))
 			b.out[s]++
 			b.in[d]++
-			b.words.add(uint32(d), e.Words)
 		}
 		rows++
 		return b.tick(ctx, "edges", rows)
@@ -210,9 +207,21 @@ func (b *builder) edgeNames(rows []data.EdgeRow) {
 	}
 }
 
-func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
-	top := b.words.top()
-	b.words = nil // the tally can be large: let it go
+// writeLinkWords keeps each target's top words from the source's counts.
+func (b *builder) writeLinkWords(ctx context.Context, src Source) (int64, error) {
+	var p wordPicker
+	err := src.LinkWords(func(dst uint32, word string, sites int64) error {
+		d, ok := b.denseOf(dst)
+		if !ok {
+			return fmt.Errorf("link words name domain id %d, which the store does not list", dst)
+		}
+		p.add(uint32(d), word, sites)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	top := p.top()
 	rows := make([]data.LinkWordRow, len(top))
 	for i, lw := range top {
 		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}

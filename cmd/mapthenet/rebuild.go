@@ -16,6 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -181,7 +182,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	}
 	defer func() { release() }()
 
-	store, err := openStore(global.DataDir, graph.Options{Logger: global.logger}, fl.Create)
+	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger}, Create: fl.Create})
 	if errors.Is(err, graph.ErrLocked) {
 		// A crawl (most likely) holds the store: it runs the rebuild and
 		// takes the rebuild lock itself.

@@ -18,6 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/removal"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -179,7 +180,7 @@ func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time
 // here, or, when a crawl holds it, that crawl, asked over crawl.sock. A
 // store held by a process that does not answer there is exit status 3.
 func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error) {
-	st, err := graph.Open(filepath.Join(global.DataDir, "store"), graph.Options{Logger: global.logger})
+	st, err := shard.Open(storePath(global.DataDir), shard.Options{Graph: graph.Options{Logger: global.logger}})
 	if errors.Is(err, graph.ErrLocked) {
 		sock := filepath.Join(global.DataDir, control.SocketName)
 		holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
@@ -225,7 +226,7 @@ func (c crawlRemover) RemoveDomain(name, reason, proof string, at time.Time) err
 // snapshot (after the store, so that no rebuild brings it back).
 type purgingRemover struct {
 	ctx     context.Context
-	store   *graph.Store
+	store   *shard.Store
 	dataDir string
 	log     *slog.Logger
 }
@@ -243,7 +244,7 @@ func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) e
 }
 
 // removeHere does a removal another process asked this crawl for.
-func removeHere(ctx context.Context, store *graph.Store, dataDir string, log *slog.Logger, args json.RawMessage) (any, error) {
+func removeHere(ctx context.Context, store *shard.Store, dataDir string, log *slog.Logger, args json.RawMessage) (any, error) {
 	var req RemoveRequest
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("remove request: %w", err)
