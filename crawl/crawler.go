@@ -3,9 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
-	"net"
 	"net/url"
-	"strconv"
 
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/pace"
@@ -70,51 +68,6 @@ func (c *Crawler) siteOf(u *url.URL) string {
 	return d
 }
 
-// paceKeys are the paces a request to u must respect: the visited site's,
-// its platform's, and, with --ip-delay, the server address's.
-func (v *visit) paceKeys(ctx context.Context, u *url.URL) []pace.Key {
-	keys := []pace.Key{{Name: "site:" + v.domain, Gap: v.siteGap()}}
-	if other := v.c.siteOf(u); other != "" && other != v.domain {
-		// A redirect hop to another site counts against that site too.
-		keys = append(keys, pace.Key{Name: "site:" + other, Gap: v.c.opts.MinDelay})
-	}
-	if p, ok := v.c.opts.platformOf(v.domain); ok {
-		keys = append(keys, pace.Key{Name: "platform:" + p.Suffix, Gap: p.Gap})
-	}
-	if v.c.opts.IPDelay > 0 {
-		if ip := v.ipOf(ctx, u); ip != "" {
-			keys = append(keys, pace.Key{Name: "ip:" + ip, Gap: v.c.opts.IPDelay})
-		}
-	}
-	return keys
-}
-
-// ipOf is the first address a connection to u would try ("" if unknown).
-func (v *visit) ipOf(ctx context.Context, u *url.URL) string {
-	host := u.Hostname()
-	if ip, ok := v.ips[host]; ok {
-		return ip
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	ips, _, err := v.c.dialer.Resolve(ctx, host, port)
-	ip := ""
-	if err == nil && len(ips) > 0 {
-		ip = ips[0].String()
-	}
-	v.ips[host] = ip
-	return ip
-}
-
-func defaultPort(scheme string) string {
-	if scheme == "https" {
-		return "443"
-	}
-	return "80"
-}
-
 // facts fills in IPv6 and the network operator from the domain's addresses.
 func (v *visit) facts(ctx context.Context, host string) {
 	ips, _, err := v.c.dialer.Resolve(ctx, host, "443")
@@ -137,6 +90,3 @@ func (v *visit) facts(ctx context.Context, host string) {
 		}
 	}
 }
-
-var _ = net.IP(nil)
-var _ = strconv.Itoa

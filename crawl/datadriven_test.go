@@ -3,134 +3,149 @@ package crawl
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected output of testdata/visits/*.txt")
-
 // TestVisitCases runs the visit cases in testdata/visits: each file serves
-// some responses, visits a domain, and compares the requests made, the
-// outcome and the links with the part after "-- want --".
+// some responses on a loopback web, visits a domain and compares the
+// requests made, the outcome and the links with the expected output.
+// Commands (internal/casetest has the file format):
 //
-// A response is a line "== HOST/PATH STATUS [Header: value | Header: value]"
-// followed by its body lines; "== visit DOMAIN PAGES" runs the visit.
-// Lines starting with "#" before the first "==" are comments. Rewrite the
-// wants after a deliberate change with: go test ./crawl -run VisitCases -update
+//	serve HOST/PATH [stall]
+//	HTTP/1.1 STATUS REASON          the response, as on the wire
+//	Header: value
+//	                                a blank line, then the body
+//	body lines
+//	----
+//
+//	visit DOMAIN [pages=N] [timeout=DURATION] [no-such-host=(HOST, ...)]
+//	----
+//	requests, outcome, links …
+//
+// A host's paths not served answer 404. stall: the response's body is sent
+// and then the connection hangs (a body that breaks off with a timeout).
+// timeout is the response timeout (default 2s). After a deliberate change:
+// go test ./crawl -run VisitCases -update.
 func TestVisitCases(t *testing.T) {
-	files, _ := filepath.Glob("testdata/visits/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
+	casetest.Run(t, "testdata/visits/*.txt", func(t *testing.T) casetest.Runner {
+		w := newWeb(t)
+		return func(t *testing.T, d *casetest.TestData) string {
+			switch d.Cmd {
+			case "serve":
+				w.serveCase(t, d)
+				return ""
+			case "visit":
+				return w.visitCase(t, d)
 			}
-			text := string(raw)
-			input, want, _ := strings.Cut(text, "-- want --\n")
-			w := newWeb(t)
-			domain, pages := "", 8
-			var cur *served
-			var all []*served
-			sc := bufio.NewScanner(strings.NewReader(input))
-			for sc.Scan() {
-				line := sc.Text()
-				if rest, ok := strings.CutPrefix(line, "== "); ok {
-					f := strings.Fields(rest)
-					if f[0] == "visit" {
-						domain = f[1]
-						if len(f) > 2 {
-							pages, _ = strconv.Atoi(f[2])
-						}
-						cur = nil
-						continue
-					}
-					status, err := strconv.Atoi(f[1])
-					if err != nil {
-						t.Fatalf("%s: %q: want == HOST/PATH STATUS [headers]", file, line)
-					}
-					cur = &served{hostPath: f[0], status: status, header: http.Header{}}
-					if _, hs, ok := strings.Cut(rest, f[1]+" "); ok {
-						for _, h := range strings.Split(hs, " | ") {
-							k, v, _ := strings.Cut(h, ":")
-							cur.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-						}
-					}
-					all = append(all, cur)
-					continue
-				}
-				if cur != nil {
-					cur.body += line + "\n"
-				}
-			}
-			for _, s := range all {
-				s := s
-				w.on(s.hostPath, func(rw http.ResponseWriter, r *http.Request) {
-					for k, vs := range s.header {
-						for _, v := range vs {
-							rw.Header().Add(k, v)
-						}
-					}
-					rw.WriteHeader(s.status)
-					rw.Write([]byte(s.body))
-				})
-			}
-			if domain == "" {
-				t.Fatalf("%s: no '== visit DOMAIN' line", file)
-			}
-			res, err := w.crawler(w.options()).Visit(context.Background(), domain, pages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			b.WriteString("requests:\n")
-			for _, r := range w.requests() {
-				fmt.Fprintf(&b, "  %s\n", r)
-			}
-			fmt.Fprintf(&b, "outcome: %s\nhttp_status: %d\nrobots_status: %d\npages: %d\ncomplete: %v\nerror: %s\n",
-				res.Outcome, res.HTTPStatus, res.RobotsStatus, res.Pages, res.Complete, res.Error)
-			if res.RetryAfter > 0 {
-				fmt.Fprintf(&b, "retry_after: %v\n", res.RetryAfter)
-			}
-			b.WriteString("links:\n")
-			for _, l := range res.Links {
-				fmt.Fprintf(&b, "  %s", l.Dst)
-				if l.Nofollow {
-					b.WriteString(" nofollow")
-				}
-				if l.Sitewide {
-					b.WriteString(" sitewide")
-				}
-				if len(l.Words) > 0 {
-					fmt.Fprintf(&b, " words=%s", strings.Join(l.Words, ","))
-				}
-				b.WriteString("\n")
-			}
-			got := b.String()
-			if *update {
-				if err := os.WriteFile(file, []byte(input+"-- want --\n"+got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != want {
-				t.Errorf("%s:\ngot:\n%s\nwant:\n%s", file, got, want)
-			}
-		})
-	}
+			d.Fatalf(t, "unknown command %q: want serve or visit", d.Cmd)
+			return ""
+		}
+	})
 }
 
-type served struct {
-	hostPath string
-	status   int
-	header   http.Header
-	body     string
+// serveCase sets up the handler of one "serve" command.
+func (w *web) serveCase(t *testing.T, d *casetest.TestData) {
+	if len(d.CmdArgs) == 0 {
+		d.Fatalf(t, "serve: want a HOST/PATH")
+	}
+	hostPath, stall := d.CmdArgs[0].Key, d.HasArg("stall")
+	msg := casetest.Text(d)
+	if !strings.Contains(msg, "\n\n") {
+		msg += "\n" // a response with no body: the blank line that ends its header
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(msg)), nil)
+	if err != nil {
+		d.Fatalf(t, "serve %s: not an HTTP response: %v", hostPath, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.Fatalf(t, "serve %s: %v", hostPath, err)
+	}
+	w.on(hostPath, func(rw http.ResponseWriter, r *http.Request) {
+		for k, vs := range resp.Header {
+			for _, v := range vs {
+				rw.Header().Add(k, v)
+			}
+		}
+		rw.WriteHeader(resp.StatusCode)
+		rw.Write(body)
+		if stall {
+			rw.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	})
+}
+
+// visitCase runs one "visit" command and renders what it gave.
+func (w *web) visitCase(t *testing.T, d *casetest.TestData) string {
+	if len(d.CmdArgs) == 0 {
+		d.Fatalf(t, "visit: want a DOMAIN")
+	}
+	domain, pages := d.CmdArgs[0].Key, 8
+	opts := w.options()
+	if d.HasArg("pages") {
+		d.ScanArgs(t, "pages", &pages)
+	}
+	if d.HasArg("timeout") {
+		var s string
+		d.ScanArgs(t, "timeout", &s)
+		timeout, err := time.ParseDuration(s)
+		if err != nil {
+			d.Fatalf(t, "timeout: %v", err)
+		}
+		opts.ResponseTimeout = timeout
+	}
+	if arg, ok := d.Arg("no-such-host"); ok {
+		missing := map[string]bool{}
+		for _, h := range arg.Vals {
+			missing[h] = true
+		}
+		opts.Resolver = stubResolver{missing: missing}
+	}
+	first := len(w.requests())
+	res, err := w.crawler(opts).Visit(context.Background(), domain, pages)
+	if err != nil {
+		d.Fatalf(t, "visit %s: %v", domain, err)
+	}
+	var b strings.Builder
+	b.WriteString("requests:\n")
+	for _, r := range w.requests()[first:] {
+		fmt.Fprintf(&b, "  %s\n", r)
+	}
+	fmt.Fprintf(&b, "outcome: %s\nhttp_status: %d\nrobots_status: %d\npages: %d\ncomplete: %v\n",
+		res.Outcome, res.HTTPStatus, res.RobotsStatus, res.Pages, res.Complete)
+	https := "unknown"
+	if res.HTTPS != nil {
+		https = fmt.Sprint(*res.HTTPS)
+	}
+	fmt.Fprintf(&b, "https: %s\n", https)
+	if res.OptedOut {
+		b.WriteString("opted_out: true\n")
+	}
+	b.WriteString(strings.TrimSpace("error: "+res.Error) + "\n")
+	if res.RetryAfter > 0 {
+		fmt.Fprintf(&b, "retry_after: %v\n", res.RetryAfter)
+	}
+	b.WriteString("links:\n")
+	for _, l := range res.Links {
+		fmt.Fprintf(&b, "  %s", l.Dst)
+		if l.Nofollow {
+			b.WriteString(" nofollow")
+		}
+		if l.Sitewide {
+			b.WriteString(" sitewide")
+		}
+		if len(l.Words) > 0 {
+			fmt.Fprintf(&b, " words=%s", strings.Join(l.Words, ","))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -53,7 +53,11 @@ func (w *web) serve(rw http.ResponseWriter, r *http.Request) {
 }
 
 // on sets the handler of host+path ("a.test/robots.txt") or of a whole host ("a.test").
-func (w *web) on(hostPath string, h http.HandlerFunc) { w.handlers[hostPath] = h }
+func (w *web) on(hostPath string, h http.HandlerFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handlers[hostPath] = h
+}
 
 func (w *web) html(hostPath, body string) {
 	w.on(hostPath, func(rw http.ResponseWriter, r *http.Request) {

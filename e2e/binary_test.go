@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 // first use.
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv(envBin); bin != "" {
+		return bin // a child test process (mount_test.go): built by its parent
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		tb.Skipf("no go tool on PATH to build the binary: %v", err)

@@ -1,9 +1,13 @@
 package graph
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +132,58 @@ func flip(t *testing.T, path string, frac float64) {
 	must(t, err)
 }
 
+// flipAt inverts the byte of path at off, or at size+off for a negative
+// off.
+func flipAt(t *testing.T, path string, off int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	if off < 0 {
+		off += int64(len(b))
+	}
+	b[off] ^= 0xff
+	must(t, os.WriteFile(path, b, 0o644))
+}
+
+// tableIndex returns where a table's index starts and where the index's
+// length is (Badger's layout: blocks, index, index length (4 bytes),
+// checksum, checksum length (4 bytes)).
+func tableIndex(t *testing.T, path string) (index, indexLen int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	n := int64(len(b))
+	cl := int64(binary.BigEndian.Uint32(b[n-4:]))
+	indexLen = n - 4 - cl - 4
+	return indexLen - int64(binary.BigEndian.Uint32(b[indexLen:indexLen+4])), indexLen
+}
+
+// lastByte is the offset of the last non-zero byte of path (a log's
+// last entry's last checksum byte).
+func lastByte(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	must(t, err)
+	last, err := lastNonZero(f, 0, st.Size())
+	must(t, err)
+	return last
+}
+
+// copies returns a function that makes a fresh copy of the store at src:
+// a fixture is built once per test (seconds under -race), copied per case.
+func copies(src string) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "store")
+		copyTree(t, src, dir)
+		return dir
+	}
+}
+
 func TestDamagedStores(t *testing.T) {
+	closedStore, openStoreCopy := copies(closedStore(t)), copies(openStoreCopy(t))
 	cases := []struct {
 		name   string
 		make   func(t *testing.T) string
@@ -139,14 +194,61 @@ func TestDamagedStores(t *testing.T) {
 			flip(t, p, 0.3)
 			return p
 		}},
+		{"flipped byte in a table's first block header", closedStore, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".sst")
+			flipAt(t, p, 2)
+			return p
+		}},
+		{"flipped byte in a table's index", closedStore, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".sst")
+			index, indexLen := tableIndex(t, p)
+			flipAt(t, p, (index+indexLen)/2)
+			return p
+		}},
+		{"flipped byte in a table's index length", closedStore, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".sst")
+			_, indexLen := tableIndex(t, p)
+			flipAt(t, p, indexLen+1)
+			return p
+		}},
+		{"flipped byte in a table's footer", closedStore, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".sst")
+			flipAt(t, p, -2) // the index checksum's length
+			return p
+		}},
 		{"flipped byte in the value log", closedStore, func(t *testing.T, dir string) string {
 			p := biggest(t, dir, ".vlog")
 			flip(t, p, 0.5)
 			return p
 		}},
+		{"flipped byte in the value log's header", closedStore, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".vlog")
+			flipAt(t, p, 3) // the data key id: Badger refuses only after making a new write-ahead log
+			return p
+		}},
 		{"flipped byte in the write-ahead log", openStoreCopy, func(t *testing.T, dir string) string {
 			p := biggest(t, dir, ".mem")
 			flip(t, p, 0.2)
+			return p
+		}},
+		{"flipped byte in the middle of the write-ahead log", openStoreCopy, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".mem")
+			flip(t, p, 0.5)
+			return p
+		}},
+		{"flipped byte in the write-ahead log's last entry", openStoreCopy, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".mem")
+			flipAt(t, p, lastByte(t, p)) // its checksum: whole, so damage, not a write cut short
+			return p
+		}},
+		{"flipped byte in the write-ahead log's header", openStoreCopy, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".mem")
+			flipAt(t, p, 3)
+			return p
+		}},
+		{"flipped byte in the key registry", closedStore, func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "KEYREGISTRY")
+			flipAt(t, p, 20) // in the sanity text
 			return p
 		}},
 		{"MANIFEST cut in half", closedStore, func(t *testing.T, dir string) string {
@@ -222,7 +324,9 @@ func readEverything(s *Store) error {
 	return s.readAll(map[string]int{})
 }
 
-// listing is the directory's file names and sizes.
+// listing is the directory's files: name, size, modification time and a
+// hash of the content, so that a file written over (even with the same
+// bytes) shows.
 func listing(t *testing.T, dir string) string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -234,9 +338,27 @@ func listing(t *testing.T, dir string) string {
 		}
 		info, err := e.Info()
 		must(t, err)
-		fmt.Fprintf(&b, "%s:%d ", e.Name(), info.Size())
+		sum := "dir"
+		if info.Mode().IsRegular() {
+			sum = contentHash(t, filepath.Join(dir, e.Name()))
+		}
+		fmt.Fprintf(&b, "%s:%d:%d:%s ", e.Name(), info.Size(), info.ModTime().UnixNano(), sum)
 	}
 	return b.String()
+}
+
+// contentHash hashes a file's bytes up to its last non-zero one (a
+// preallocated log is gigabytes of zeros).
+func contentHash(t *testing.T, path string) string {
+	t.Helper()
+	last := lastByte(t, path)
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	h := sha256.New()
+	_, err = io.Copy(h, io.LimitReader(f, last+1))
+	must(t, err)
+	return fmt.Sprintf("%x", h.Sum(nil)[:8])
 }
 
 func TestVerifySoundStore(t *testing.T) {
@@ -246,13 +368,14 @@ func TestVerifySoundStore(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("damage reported in a sound store: %v", rep.Damage)
 	}
-	if rep.Records["domains"] == 0 || rep.Records["edges"] < 6000 {
+	if !rep.RecordsRead || rep.Records["domains"] == 0 || rep.Records["edges"] < 6000 {
 		t.Errorf("records read: %v", rep.Records)
 	}
 	rep, err = Verify(openStoreCopy(t), nil)
 	must(t, err)
-	if !rep.OK() || len(rep.Notes) == 0 {
-		t.Fatalf("a killed store: damage %v, notes %v; want none, and a note that it was not closed", rep.Damage, rep.Notes)
+	if !rep.OK() || len(rep.Notes) == 0 || rep.RecordsRead {
+		t.Fatalf("a killed store: damage %v, notes %v, records read %v; want none, and a note that it was not closed",
+			rep.Damage, rep.Notes, rep.RecordsRead)
 	}
 }
 
@@ -387,4 +510,73 @@ func TestUnlistedTableMovedAside(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "orphaned", "000099.sst")); err != nil {
 		t.Errorf("the unlisted table was not kept: %v", err)
 	}
+}
+
+// A log whose tail Badger must cut (a write cut short by a kill or a power
+// loss: the rest of its entry is zeros) opens, and the cut is logged
+// loudly, with the file and how much, never silently; everything
+// committed before it is there.
+func TestCutTailReported(t *testing.T) {
+	closedStore, openStoreCopy := copies(closedStore(t)), copies(openStoreCopy(t))
+	cases := []struct {
+		name   string
+		make   func(t *testing.T) string
+		cut    func(t *testing.T, dir string) string // returns the file cut
+		visits int                                   // visits left
+	}{
+		{"write-ahead log's last transaction cut short", openStoreCopy, func(t *testing.T, dir string) string {
+			p := biggest(t, dir, ".mem")
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			must(t, err)
+			defer f.Close()
+			_, err = f.WriteAt(make([]byte, 16), lastByte(t, p)-15) // the end of its commit entry
+			must(t, err)
+			return p
+		}, 120}, // 129 in 13 transactions; the last held 9
+		{"value log's last entry cut short", closedStore, func(t *testing.T, dir string) string {
+			b, err := os.ReadFile(biggest(t, dir, ".vlog"))
+			must(t, err)
+			p := lastLog(t, dir, ".vlog")
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			must(t, err)
+			defer f.Close()
+			_, err = f.Write(b[logHeaderSize : logHeaderSize+1000]) // the start of an entry, not its end
+			must(t, err)
+			return p
+		}, 201},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.make(t)
+			file := tc.cut(t, dir)
+			var logged bytes.Buffer
+			s, err := Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			must(t, err)
+			defer s.Close()
+			out := logged.String()
+			if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "file="+file) ||
+				!strings.Contains(out, "bytes_dropped=") || strings.Contains(out, "bytes_dropped=0 ") {
+				t.Errorf("no warning naming %s and how much was dropped; the log:\n%s", file, out)
+			}
+			if got := len(dumpStore(t, s).Visits); got != tc.visits {
+				t.Errorf("%d visits, want %d", got, tc.visits)
+			}
+		})
+	}
+}
+
+// lastLog returns the log file of dir with the extension and the highest
+// id (the one Badger cuts on open).
+func lastLog(t *testing.T, dir, ext string) string {
+	t.Helper()
+	files, err := listStore(dir)
+	must(t, err)
+	names := files.vlogs
+	if ext == ".mem" {
+		names = files.mems
+	}
+	if len(names) == 0 {
+		t.Fatalf("no %s file in %s", ext, dir)
+	}
+	return filepath.Join(dir, names[len(names)-1])
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -31,6 +32,9 @@ import (
 //     and recording it leaves them; their data is still in the logs or in
 //     the tables they were compacted from) are moved aside into
 //     orphaned/, never deleted, and named in a warning;
+//   - the key registry (KEYREGISTRY) reads, and every log's header names no
+//     encryption key (the store is never encrypted: Badger, finding one,
+//     refuses only after it has started a new write-ahead log);
 //   - each log Badger replays is read as Badger reads it: an unfinished
 //     last transaction (a process killed mid-commit, never acknowledged) is
 //     dropped with a warning saying how much; a bad entry with committed
@@ -58,8 +62,8 @@ type DamageError struct {
 
 func (e *DamageError) Error() string {
 	return fmt.Sprintf("store file %s is damaged: %s; nothing was changed. Run `mapthenet store verify` to see all "+
-		"the damage, then restore the store from a backup (`mapthenet store restore FILE` into an empty data dir)",
-		e.File, e.What)
+		"the damage, then move the store aside and restore the last backup with `mapthenet store restore FILE` "+
+		"(README, \"Recovering from damage\")", e.File, e.What)
 }
 
 func (e *DamageError) Is(target error) bool { return target == ErrDamaged }
@@ -157,6 +161,9 @@ func checkBeforeOpen(dir string, bo badger.Options, readOnly bool, log *slog.Log
 	if err := checkManifest(dir, files, bo, readOnly, log); err != nil {
 		return true, err
 	}
+	if err := checkKeyRegistry(dir); err != nil {
+		return true, err
+	}
 	// Every table block's checksum, here rather than by Badger's
 	// OnTableAndBlockRead, which panics in its own goroutines on a bad one.
 	if err := verifyTables(dir, bo, false); err != nil {
@@ -172,7 +179,7 @@ func checkBeforeOpen(dir string, bo badger.Options, readOnly bool, log *slog.Log
 		if err != nil {
 			return true, err
 		}
-		if r.dropped > 0 {
+		if r.dropped > 0 && !readOnly { // a read-only open drops nothing (Verify notes it)
 			log.Warn("store log ends in a transaction that was never committed (a process killed mid-commit): "+
 				"dropping it; nothing acknowledged is lost", "file", path, "bytes_dropped", r.dropped,
 				"entries_dropped", r.droppedEntries, "at_offset", r.end)
@@ -242,6 +249,18 @@ func checkManifest(dir string, files storeFiles, bo badger.Options, readOnly boo
 	return nil
 }
 
+// checkKeyRegistry reads KEYREGISTRY as Badger does on open, read-only
+// (which writes nothing, and nothing when the file is missing: Badger
+// makes a new one then).
+func checkKeyRegistry(dir string) error {
+	kr, err := badger.OpenKeyRegistry(badger.KeyRegistryOptions{Dir: dir, ReadOnly: true})
+	if err != nil {
+		return damaged(filepath.Join(dir, badger.KeyRegistryFileName), "it does not read (%s); the store is "+
+			"not encrypted, so the file holds no key: moving it aside is enough, Badger writes a new one", oneLine(err.Error()))
+	}
+	return kr.Close()
+}
+
 // replayManifest parses the MANIFEST with Badger's own reader, which
 // writes nothing; a panic in it (a garbled record) is damage too.
 func replayManifest(fp *os.File, bo badger.Options) (m badger.Manifest, end int64, err error) {
@@ -281,6 +300,17 @@ func scanLog(path string) (logScan, error) {
 		return r, damaged(path, "unreadable: %v", err)
 	}
 	size := st.Size()
+	if size >= 8 {
+		// The header: the data key's id (8 bytes, 0: no encryption, which
+		// this store never uses), then an IV that only encryption reads.
+		var id [8]byte
+		if _, err := f.ReadAt(id[:], 0); err != nil {
+			return r, damaged(path, "unreadable: %v", err)
+		}
+		if k := binary.BigEndian.Uint64(id[:]); k != 0 {
+			return r, damaged(path, "its header is damaged (it names encryption key %d; this store is not encrypted)", k)
+		}
+	}
 	if size <= logHeaderSize {
 		return logScan{end: size}, nil
 	}
@@ -293,6 +323,7 @@ func scanLog(path string) (logScan, error) {
 	var txnTs uint64
 	var txnEntries int
 	var bad bool     // stopped on a bad entry, not on zeros or the end
+	var badAt int64  // where the bad entry starts
 	var badEnd int64 // where the bad entry claims to end
 	var buf []byte
 	for {
@@ -300,10 +331,11 @@ func scanLog(path string) (logScan, error) {
 		if err != nil || e.key == nil {
 			bad = err != nil && err != io.EOF
 			if bad {
-				badEnd = off + n
+				badAt, badEnd = off, off+n
 			}
 			break
 		}
+		at := off
 		off += n
 		switch {
 		case e.meta&bitTxn != 0:
@@ -312,14 +344,14 @@ func scanLog(path string) (logScan, error) {
 				txnTs = ts
 			}
 			if ts != txnTs {
-				bad, badEnd = true, off
+				bad, badAt, badEnd = true, at, off
 			} else {
 				txnEntries++
 			}
 		case e.meta&bitFinTxn != 0:
 			ts, err := strconv.ParseUint(string(e.value), 10, 64)
 			if err != nil || ts != txnTs {
-				bad, badEnd = true, off
+				bad, badAt, badEnd = true, at, off
 			} else {
 				r.entries += txnEntries
 				txnTs, txnEntries = 0, 0
@@ -327,7 +359,7 @@ func scanLog(path string) (logScan, error) {
 			}
 		default:
 			if txnTs != 0 {
-				bad, badEnd = true, off
+				bad, badAt, badEnd = true, at, off
 			} else {
 				r.entries++
 				r.end = off
@@ -352,8 +384,9 @@ func scanLog(path string) (logScan, error) {
 	// (the checksum's) set. So a bad entry whose last byte is non-zero, or
 	// data after it, is damage.
 	if bad && last >= badEnd-1 {
-		return r, damaged(path, "a bad entry at byte %d; %d bytes after it (up to byte %d) would be dropped "+
-			"on opening, with every transaction in them", r.end, last+1-r.end, last+1)
+		return r, damaged(path, "the entry at byte %d fails its checksum or does not parse; opening would cut the log "+
+			"at byte %d, the end of the last whole transaction before it, and drop the %d bytes after (to byte %d) "+
+			"with every transaction in them", badAt, r.end, last+1-r.end, last+1)
 	}
 	return r, nil
 }
@@ -428,22 +461,56 @@ func keyTs(key []byte) uint64 {
 }
 
 // lastNonZero returns the offset of the last non-zero byte in [from, to),
-// or -1.
+// or -1. Badger preallocates its logs (a value log of a store that was
+// not closed is 2 GiB, nearly all a hole), so only the file's data
+// extents are read (SEEK_DATA, SEEK_HOLE); where the file system cannot
+// say, all of it is.
 func lastNonZero(f *os.File, from, to int64) (int64, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, chunk)
 	last := int64(-1)
-	for off := from; off < to; off += chunk {
-		n := min(chunk, to-off)
-		if _, err := f.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-			return 0, err
+	for off := from; off < to; {
+		start, end := dataExtent(f, off, to)
+		if start >= to {
+			break
 		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] != 0 {
-				last = off + i
-				break
+		for ; start < end; start += chunk {
+			n := min(chunk, end-start)
+			if _, err := f.ReadAt(buf[:n], start); err != nil && err != io.EOF {
+				return 0, err
+			}
+			for i := n - 1; i >= 0; i-- {
+				if buf[i] != 0 {
+					last = start + i
+					break
+				}
 			}
 		}
+		off = end
 	}
 	return last, nil
+}
+
+// Linux's lseek whence values for sparse files (not in package syscall).
+const (
+	seekData = 3
+	seekHole = 4
+)
+
+// dataExtent returns the next extent of f at or after off that may hold
+// data, [start, end) within to; start is to or beyond when there is none.
+func dataExtent(f *os.File, off, to int64) (start, end int64) {
+	fd := int(f.Fd())
+	start, err := syscall.Seek(fd, off, seekData)
+	if errors.Is(err, syscall.ENXIO) {
+		return to, to // only a hole after off
+	}
+	if err != nil {
+		return off, to // no sparse-file support: read it all
+	}
+	end, err = syscall.Seek(fd, start, seekHole)
+	if err != nil || end > to {
+		end = to
+	}
+	return start, end
 }

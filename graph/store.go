@@ -595,7 +595,14 @@ func (b badgerLogger) emit(level slog.Level, format string, args ...any) {
 	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
 }
 
-func (b badgerLogger) Errorf(f string, a ...any)   { b.emit(slog.LevelError, f, a...) }
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if strings.HasPrefix(f, "Received err: ") {
+		// Open's failure, which Open returns too: one line, not two.
+		b.emit(slog.LevelDebug, f, a...)
+		return
+	}
+	b.emit(slog.LevelError, f, a...)
+}
 func (b badgerLogger) Warningf(f string, a ...any) { b.emit(slog.LevelWarn, f, a...) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.emit(slog.LevelDebug, f, a...) }
 func (b badgerLogger) Debugf(f string, a ...any)   { b.emit(slog.LevelDebug, f, a...) }

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,6 +25,9 @@ type VerifyReport struct {
 	Damage  []*DamageError // one per damaged file, in file order
 	Notes   []string       // not damage, but worth saying (tables a crash left unlisted)
 	Records map[string]int // records read and decoded, by kind (after the file checks pass)
+	// RecordsRead: the records were read (not when the files are damaged,
+	// or the store was not closed cleanly: Notes says so).
+	RecordsRead bool
 }
 
 // OK reports whether no damage was found.
@@ -96,6 +101,14 @@ func Verify(dir string, log *slog.Logger) (rep *VerifyReport, err error) {
 			}
 		}
 	}
+	if st, err := os.Stat(filepath.Join(dir, badger.KeyRegistryFileName)); err == nil {
+		if !st.Mode().IsRegular() {
+			add(damaged(filepath.Join(dir, badger.KeyRegistryFileName), "it is not a file"))
+		} else {
+			rep.Files++
+			add(checkKeyRegistry(dir))
+		}
+	}
 	ids := make([]uint64, 0, len(files.tables))
 	for id := range files.tables {
 		ids = append(ids, id)
@@ -150,7 +163,9 @@ func Verify(dir string, log *slog.Logger) (rep *VerifyReport, err error) {
 		return rep, nil
 	}
 	defer s.Close()
-	add(s.readAll(rep.Records))
+	err = s.readAll(rep.Records)
+	add(err)
+	rep.RecordsRead = err == nil
 	return rep, nil
 }
 
@@ -161,7 +176,7 @@ func Verify(dir string, log *slog.Logger) (rep *VerifyReport, err error) {
 func verifyTableFile(path string, c options.CompressionType, bo badger.Options) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = damaged(path, "a block fails its checksum or does not decode (%v)", p)
+			err = damaged(path, "%s", tablePanic(p))
 		} else if err != nil && !errors.Is(err, ErrDamaged) {
 			err = damaged(path, "%s", oneLine(err.Error()))
 		}
@@ -187,6 +202,21 @@ func verifyTableFile(path string, c options.CompressionType, bo badger.Options) 
 	// Not t.DecrRef: at zero references it deletes the table's file.
 	defer t.MmapFile.Close(-1)
 	return t.VerifyChecksum()
+}
+
+// tablePanic says what a panic while checking a table means, in one line.
+func tablePanic(p any) string {
+	if _, ok := p.(runtime.Error); ok {
+		// Badger's VerifyChecksum dereferences the nil block it got back
+		// with the error (table.go), so the error itself is lost.
+		return "a data block fails its checksum or does not decode"
+	}
+	msg := fmt.Sprint(p)
+	if strings.Contains(msg, "initIndex") {
+		// Badger prints what it read of the footer, over several lines.
+		return "its index or footer does not decode"
+	}
+	return "it does not decode (" + oneLine(msg) + ")"
 }
 
 // verifyTables checks every table the MANIFEST lists, block by block.

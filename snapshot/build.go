@@ -44,6 +44,12 @@ func (b *Build) ID() string { return b.id }
 
 func (b *Build) path(file string) string { return filepath.Join(b.staged, file) }
 
+// Staged is the local path of a file of this snapshot already written and
+// closed, for a later stage of the build that reads it back (the rebuild
+// ranks by streaming the edges.parquet it wrote). No reader outside the
+// build sees it until Commit.
+func (b *Build) Staged(file string) string { return b.path(file) }
+
 // CreateEdges starts edges.parquet.
 func (b *Build) CreateEdges() (*Writer[data.EdgeRow], error) {
 	return create[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup, edgeWriterOptions...)

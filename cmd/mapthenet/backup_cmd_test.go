@@ -35,10 +35,32 @@ func visitsByDomain(t *testing.T, s *graph.Store) map[string][]time.Time {
 	return out
 }
 
+// edgesByDomain lists each domain's out-edge targets.
+func edgesByDomain(t *testing.T, s *graph.Store) map[string][]string {
+	t.Helper()
+	sn, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Close()
+	names := map[uint32]string{}
+	if err := sn.Domains(func(d *data.DomainState) error { names[d.ID] = d.Name; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	if err := sn.Edges(func(e *data.EdgeRecord) error {
+		out[names[e.SrcID]] = append(out[names[e.SrcID]], names[e.DstID])
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // store backup while a crawl holds the store and writes: the crawl writes
 // the backup over crawl.sock; the restored store holds, domain by domain,
 // every visit committed before the backup began and then only a run of
-// the later ones (each visit whole), never one out of order.
+// the later ones, each whole (its edges with it), never one out of order.
 func TestStoreBackupThroughCrawl(t *testing.T) {
 	dir := t.TempDir()
 	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
@@ -52,6 +74,8 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 	}
 	defer srv.Close()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	// Round r visits every domain once (one transaction), each linking to
+	// t<r>.example only: a domain's edges name the round of its last visit.
 	batch := func(round int) []*data.VisitResult {
 		var vs []*data.VisitResult
 		for d := range 20 {
@@ -67,19 +91,32 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := visitsByDomain(t, store)
-	done := make(chan error, 1)
+	// The writer goes on until the backup has returned, so the backup is
+	// taken while visits are committed.
+	stop, done := make(chan struct{}), make(chan error, 1)
+	written := make(chan struct{})
 	go func() {
-		for round := 5; round < 60; round++ {
+		for round := 5; ; round++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
 			if err := store.RecordVisits(batch(round)); err != nil {
 				done <- err
 				return
 			}
+			if round == 8 {
+				close(written)
+			}
 		}
-		done <- nil
 	}()
+	<-written
+	before := visitsByDomain(t, store) // committed when the backup begins, or earlier
 	file := filepath.Join(t.TempDir(), "backup")
 	code, out, errOut := runIn(t, dir, "store", "backup", "--out", file)
+	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +134,26 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 	}
 	defer restored.Close()
 	got := visitsByDomain(t, restored)
-	// One view: each batch (one transaction over every domain) is wholly in
-	// the backup or wholly out, so every domain has as many visits.
+	edges := edgesByDomain(t, restored)
+	// One view: each round (one transaction over every domain) is wholly
+	// in the backup or wholly out, so every domain has as many visits.
 	n := len(got["d00.example"])
-	for domain, g := range got {
-		if len(g) != n {
-			t.Errorf("%s: %d visits restored, d00.example %d: the backup is not one view", domain, len(g), n)
-		}
+	if len(got) != 20 {
+		t.Errorf("%d domains with visits restored, want 20", len(got))
 	}
 	for domain, all := range final {
 		g := got[domain]
-		if len(g) < len(before[domain]) || !slices.Equal(g, all[:len(g)]) {
+		if len(g) != n {
+			t.Errorf("%s: %d visits restored, d00.example %d: the backup is not one view", domain, len(g), n)
+		}
+		if len(g) < len(before[domain]) || len(g) > len(all) || !slices.Equal(g, all[:len(g)]) {
 			t.Errorf("%s: restored visits %v, want a prefix of %v at least %d long", domain, g, all, len(before[domain]))
+			continue
+		}
+		// Each visit whole: the edges are those of the last visit restored.
+		if want := []string{fmt.Sprintf("t%03d.example", len(g)-1)}; !slices.Equal(edges[domain], want) {
+			t.Errorf("%s: restored edges %v, want %v (its visit %d's)", domain, edges[domain], want, len(g))
 		}
 	}
+	t.Logf("visits per domain: %d committed when the backup began, %d restored, %d in the end", len(before["d00.example"]), n, len(final["d00.example"]))
 }

@@ -52,6 +52,7 @@ type crawlFlags struct {
 	Identity      identityFlags // --from, --crawler-info (identity.go)
 	Create        bool
 	Shards        int
+	Fleet         fleetFlags // --fleet, --node (fleet.go)
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -129,11 +130,16 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, crawl refuses: a mistyped --data-dir is not a new store)")
 	f.IntVar(&fl.Shards, "shards", 0, "with --create: make a store of this many shards, committed in parallel (default 1); on an existing store it must be the store's (0: take the store's; store reshard changes it)")
+	addFleetFlag(f, &fl.Fleet)
+	f.StringVar(&fl.Fleet.Node, "node", "", "this node's name in the fleet, unique (default: the host name)")
 	addNowFlag(cmd)
 	return cmd
 }
 
 func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
+	if err := checkCrawlFleet(fl.Fleet); err != nil {
+		return err
+	}
 	now, err := global.now()
 	if err != nil {
 		return err

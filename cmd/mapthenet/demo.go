@@ -46,7 +46,8 @@ browser) in the demo's directory.
 
 Everything goes to a fresh directory (--out, default a new one under the
 system's temporary directory), never to --data-dir: the demo does not
-touch a real crawl's store.`,
+touch a real crawl's data. --out must be new, empty, or an earlier demo's:
+demo refuses a directory holding anything it did not make.`,
 		Example: `  mapthenet demo
   mapthenet demo --sites 1000 --out /tmp/mtn-demo`,
 		Args: cobra.NoArgs,
@@ -58,7 +59,7 @@ touch a real crawl's store.`,
 	f.IntVar(&fl.Sites, "sites", 300, "generated sites in the simulated web (besides a few special ones)")
 	f.Uint64Var(&fl.Seed, "seed", 1, "the simulated web's seed: the same seed gives the same web")
 	f.DurationVar(&fl.MinDelay, "min-delay", 10*time.Millisecond, "least time between two requests to one site")
-	f.StringVar(&fl.Out, "out", "", "directory for the demo's store, keys and snapshots (default: a new temporary one)")
+	f.StringVar(&fl.Out, "out", "", "new or empty directory (or an earlier demo's) for the demo's store, keys and snapshots (default: a new temporary one)")
 	f.IntVar(&fl.Top, "top", 20, "how many top domains to print")
 	return cmd
 }

@@ -19,32 +19,6 @@ import (
 
 const keysNow = "2026-12-02T12:00:00Z"
 
-// runKeysCLI runs a command line as main does, in a fresh temporary data
-// directory unless args give --data-dir, and returns the exit code, stdout
-// and stderr. It swaps os.Stdout and os.Stderr: no t.Parallel here. (A
-// helper of its own, as every command's tests keep theirs.)
-func runKeysCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outF, errF
-	defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
-	code = run(context.Background(), append([]string{"--data-dir", filepath.Join(dir, "data")}, args...))
-	outF.Close()
-	errF.Close()
-	o, _ := os.ReadFile(outF.Name())
-	e, _ := os.ReadFile(errF.Name())
-	return code, string(o), string(e)
-}
-
 // readDirectory parses the HTTP/1.1 message keys directory prints and
 // checks its digest; it returns the key ids published and the response.
 func readDirectory(t *testing.T, msg string) ([]string, *http.Response) {
@@ -75,7 +49,7 @@ func readDirectory(t *testing.T, msg string) ([]string, *http.Response) {
 func TestKeysCommands(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
-		return runKeysCLI(t, append([]string{"--data-dir", dir}, args...)...)
+		return runIn(t, dir, args...)
 	}
 	code, out, errOut := run("keys", "init", "--now", keysNow)
 	if code != 0 || !strings.Contains(out, "created signing key ") || !strings.Contains(out, webbotauth.DefaultAgentURL) {
@@ -134,7 +108,7 @@ func TestKeysUsageErrors(t *testing.T) {
 		{[]string{"keys", "bogus"}, 2, ""},
 		{[]string{"keys", "init", "--bogus"}, 2, "unknown flag"},
 	} {
-		code, _, errOut := runKeysCLI(t, tc.args...)
+		code, _, errOut := runIn(t, filepath.Join(t.TempDir(), "data"), tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%v: exit %d (%q), want %d and %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
@@ -143,7 +117,7 @@ func TestKeysUsageErrors(t *testing.T) {
 
 func TestKeysHelp(t *testing.T) {
 	for _, sub := range []string{"init", "rotate", "directory", "serve"} {
-		code, out, _ := runKeysCLI(t, "keys", sub, "--help")
+		code, out, _ := runIn(t, filepath.Join(t.TempDir(), "data"), "keys", sub, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "mapthenet keys "+sub) {
 			t.Errorf("keys %s --help: %d\n%s", sub, code, out)
 		}
@@ -152,7 +126,7 @@ func TestKeysHelp(t *testing.T) {
 
 func TestKeysServe(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, errOut := runKeysCLI(t, "--data-dir", dir, "keys", "init"); code != 0 {
+	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)
 	}
 	global = globalOptions{DataDir: dir, logger: slog.New(slog.DiscardHandler)}

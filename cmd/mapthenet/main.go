@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,12 +25,16 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string) int {
+// run runs one command line, its output to stdout and its log and errors
+// to stderr (tests pass buffers), and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := findCommand(root, args)
 	if err == nil {
 		err = root.ExecuteContext(ctx)
@@ -38,7 +43,7 @@ func run(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	code := exitCode(err)
-	reportError(err, code)
+	reportError(stderr, err, code)
 	return code
 }
 
@@ -58,12 +63,12 @@ func exitCode(err error) int {
 // reportError writes the error that ends the run: under --log-format json
 // as one more JSON line (level ERROR, with the exit code), so that a log
 // shipper sees every line of a failed run parse; else as one plain line.
-func reportError(err error, code int) {
+func reportError(stderr io.Writer, err error, code int) {
 	if global.logger != nil && global.LogFormat == "json" {
 		global.logger.Error("mapthenet: "+err.Error(), "exit", code)
 		return
 	}
-	fmt.Fprintln(os.Stderr, "mapthenet:", err)
+	fmt.Fprintln(stderr, "mapthenet:", err)
 }
 
 // usageError marks an error in the command line (exit 2).

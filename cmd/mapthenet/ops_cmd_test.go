@@ -82,6 +82,8 @@ func TestRebuildInsideCrawl(t *testing.T) {
 // Two local rebuilds: the second refuses at once, naming the first.
 func TestRebuildTwiceLocal(t *testing.T) {
 	dir := t.TempDir()
+	fillStore(t, dir)
+	before := storeListing(t, dir)
 	release, _, err := control.Lock(filepath.Join(dir, control.RebuildLockName), control.Owner{PID: 4242, Command: "mapthenet rebuild"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +93,8 @@ func TestRebuildTwiceLocal(t *testing.T) {
 	if code != exitBusy || !strings.Contains(errOut, "a rebuild is already running in mapthenet rebuild (pid 4242") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
-		t.Errorf("the refused rebuild opened the store: %v", err)
+	if after := storeListing(t, dir); after != before {
+		t.Errorf("the refused rebuild opened the store:\n%s\n%s", before, after)
 	}
 }
 

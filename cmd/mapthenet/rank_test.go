@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -17,31 +16,6 @@ import (
 var updateRank = flag.Bool("update-rank", false, "rewrite the rank/schedule golden files")
 
 const rankGoldenDir = "testdata/rank"
-
-// runIn runs a command line in-process with --data-dir dir and returns the
-// exit code, stdout and stderr (os.Stdout/os.Stderr are swapped: tests
-// using it must not run in parallel).
-func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
-	t.Helper()
-	tmp := t.TempDir()
-	outF, err := os.Create(filepath.Join(tmp, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(filepath.Join(tmp, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outF, errF
-	code := run(context.Background(), append([]string{"--data-dir", dir}, args...))
-	os.Stdout, os.Stderr = oldOut, oldErr
-	outF.Close()
-	errF.Close()
-	o, _ := os.ReadFile(outF.Name())
-	e, _ := os.ReadFile(errF.Name())
-	return code, string(o), string(e)
-}
 
 func rankGolden(t *testing.T, name, got string) {
 	t.Helper()

@@ -173,6 +173,11 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }
 	}
+	if !fl.Create {
+		if err := requireStore(global.DataDir); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(global.DataDir, 0o755); err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ var tokenLine = regexp.MustCompile(`(?m)^token for ([a-z.]+): ([0-9a-f]{32})$`)
 
 func TestRemoveToken(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runKeysCLI(t, "--data-dir", dir, "remove", "token", "https://WWW.Example.com/some/page")
+	code, out, errOut := runIn(t, dir, "remove", "token", "https://WWW.Example.com/some/page")
 	m := tokenLine.FindStringSubmatch(out)
 	if code != 0 || m == nil || m[1] != "example.com" {
 		t.Fatalf("remove token: %d\n%s%s", code, out, errOut)
@@ -100,7 +100,7 @@ func TestRemoveToken(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	_, out2, _ := runKeysCLI(t, "--data-dir", dir, "remove", "token", "example.com")
+	_, out2, _ := runIn(t, dir, "remove", "token", "example.com")
 	if m2 := tokenLine.FindStringSubmatch(out2); m2 == nil || m2[2] != m[2] {
 		t.Errorf("token not stable: %q then %q", m[2], out2)
 	}
@@ -113,13 +113,13 @@ func TestRemoveToken(t *testing.T) {
 func TestRemoveVerify(t *testing.T) {
 	dir := t.TempDir()
 	seedStore(t, dir, "example.com", "example.org")
-	_, out, _ := runKeysCLI(t, "--data-dir", dir, "remove", "token", "example.com")
+	_, out, _ := runIn(t, dir, "remove", "token", "example.com")
 	tok := tokenLine.FindStringSubmatch(out)[2]
 
 	// No proof: nothing removed, every proof's finding printed, exit 1.
 	web := &notFound{}
 	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all"}}, web)
-	code, out, errOut := runKeysCLI(t, "--data-dir", dir, "remove", "verify", "example.com")
+	code, out, errOut := runIn(t, dir, "remove", "verify", "example.com")
 	if code != 1 || !strings.Contains(errOut, "no proof of ownership found; nothing removed") {
 		t.Errorf("unproven verify: %d\n%s%s", code, out, errOut)
 	}
@@ -141,7 +141,7 @@ func TestRemoveVerify(t *testing.T) {
 
 	// The TXT record published: removed, the other domain kept.
 	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all", "mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runKeysCLI(t, "--data-dir", dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
+	code, out, errOut = runIn(t, dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
 	if code != 0 || !strings.Contains(out, "example.com removed (proof: dns: TXT mapthenet-verification="+tok+" on example.com)") {
 		t.Fatalf("verify: %d\n%s%s", code, out, errOut)
 	}
@@ -156,7 +156,7 @@ func TestRemoveVerify(t *testing.T) {
 func TestRemoveForce(t *testing.T) {
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
-	code, out, errOut := runKeysCLI(t, "--data-dir", dir, "remove", "force", "www.example.net", "--reason", "e-mail from the registrant")
+	code, out, errOut := runIn(t, dir, "remove", "force", "www.example.net", "--reason", "e-mail from the registrant")
 	if code != 0 || !strings.Contains(out, "example.net removed (forced: e-mail from the registrant)") {
 		t.Fatalf("force: %d\n%s%s", code, out, errOut)
 	}
@@ -181,7 +181,7 @@ func TestRemoveUsageErrors(t *testing.T) {
 		{[]string{"remove", "force", "example.com", "--reason", "x", "--now", "soon"}, 2, "RFC 3339"},
 		{[]string{"remove", "bogus"}, 2, "unknown command"},
 	} {
-		code, _, errOut := runKeysCLI(t, tc.args...)
+		code, _, errOut := runIn(t, filepath.Join(t.TempDir(), "data"), tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%v: exit %d (%q), want %d and %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
@@ -198,7 +198,7 @@ func TestRemoveBusyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := runKeysCLI(t, "--data-dir", dir, "remove", "force", "example.net", "--reason", "x")
+	code, _, errOut := runIn(t, dir, "remove", "force", "example.net", "--reason", "x")
 	st.Close()
 	if code != 3 || !strings.Contains(errOut, "no crawl answers on") || !strings.Contains(errOut, "run the removal again when it has finished") {
 		t.Errorf("force on a busy store: %d %s", code, errOut)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -15,31 +14,6 @@ import (
 var updateRobots = flag.Bool("update-robots", false, "rewrite the robots check golden files")
 
 const robotsCheckDir = "../../crawl/robots/testdata/check"
-
-// runRobotsCaptured runs the command line as main does and returns its exit code
-// and what it wrote to stdout and stderr. It swaps os.Stdout and os.Stderr
-// for files, so tests that use it must not run in parallel.
-func runRobotsCaptured(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outF, errF
-	defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
-	code = run(context.Background(), append([]string{"--data-dir", dir}, args...))
-	outF.Close()
-	errF.Close()
-	o, _ := os.ReadFile(outF.Name())
-	e, _ := os.ReadFile(errF.Name())
-	return code, string(o), string(e)
-}
 
 func checkRobotsGolden(t *testing.T, name, got string) {
 	t.Helper()
@@ -72,7 +46,7 @@ var robotsCheckURLs = []string{
 
 func TestRobotsCheckText(t *testing.T) {
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot"}, robotsCheckURLs...)
-	code, stdout, stderr := runRobotsCaptured(t, args...)
+	code, stdout, stderr := runIn(t, t.TempDir(), args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -81,7 +55,7 @@ func TestRobotsCheckText(t *testing.T) {
 
 func TestRobotsCheckJSON(t *testing.T) {
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot", "--json"}, robotsCheckURLs...)
-	code, stdout, stderr := runRobotsCaptured(t, args...)
+	code, stdout, stderr := runIn(t, t.TempDir(), args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -119,7 +93,7 @@ func TestRobotsCheckNoCrawlDelay(t *testing.T) {
 	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "--json", "https://example.com/")
+	code, stdout, stderr := runIn(t, t.TempDir(), "robots", "check", "--file", file, "--agent", "OtherBot", "--json", "https://example.com/")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -137,7 +111,7 @@ func TestRobotsCheckNoCrawlDelay(t *testing.T) {
 	if stdout != want {
 		t.Errorf("got\n%s\nwant\n%s", stdout, want)
 	}
-	code, stdout, _ = runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "OtherBot", "/robots.txt", "/x")
+	code, stdout, _ = runIn(t, t.TempDir(), "robots", "check", "--file", file, "--agent", "OtherBot", "/robots.txt", "/x")
 	if want := "allowed    /robots.txt\ndisallowed /x\ncrawl-delay none\n"; code != exitOK || stdout != want {
 		t.Errorf("exit %d, got\n%s\nwant\n%s", code, stdout, want)
 	}
@@ -149,7 +123,7 @@ func TestRobotsCheckTruncatedNote(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runRobotsCaptured(t, "robots", "check", "--file", file, "--agent", "MapTheNetBot", "/")
+	code, stdout, stderr := runIn(t, t.TempDir(), "robots", "check", "--file", file, "--agent", "MapTheNetBot", "/")
 	if code != exitOK || stdout != "allowed    /\ncrawl-delay none\n" {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
@@ -185,7 +159,7 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runRobotsCaptured(t, append([]string{"robots", "check"}, tt.args...)...)
+			code, stdout, stderr := runIn(t, t.TempDir(), append([]string{"robots", "check"}, tt.args...)...)
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
 			}
@@ -200,17 +174,17 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 }
 
 func TestRobotsUnknownSubcommand(t *testing.T) {
-	code, stdout, stderr := runRobotsCaptured(t, "robots", "chek", "/")
+	code, stdout, stderr := runIn(t, t.TempDir(), "robots", "chek", "/")
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "chek"`) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if code, stdout, _ := runRobotsCaptured(t, "robots"); code != exitOK || !strings.Contains(stdout, "check") {
+	if code, stdout, _ := runIn(t, t.TempDir(), "robots"); code != exitOK || !strings.Contains(stdout, "check") {
 		t.Errorf("robots alone: exit %d, stdout %q; want its help", code, stdout)
 	}
 }
 
 func TestRobotsCheckHelp(t *testing.T) {
-	code, stdout, _ := runRobotsCaptured(t, "robots", "check", "--help")
+	code, stdout, _ := runIn(t, t.TempDir(), "robots", "check", "--help")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}

@@ -47,7 +47,7 @@ func TestCrawlRobotsTokenFlag(t *testing.T) {
 // Through the command line: exit 2 and one line on stderr, before any work
 // (every host is mapped with --connect-to, so no identity is needed).
 func TestCrawlRobotsTokenExit(t *testing.T) {
-	code, stdout, stderr := runRobotsCaptured(t, "crawl", "--robots-token", "Bot2", "--until-idle", "--connect-to", "::127.0.0.1:9")
+	code, stdout, stderr := runIn(t, t.TempDir(), "crawl", "--robots-token", "Bot2", "--until-idle", "--connect-to", "::127.0.0.1:9")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)
 	}

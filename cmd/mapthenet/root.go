@@ -78,6 +78,7 @@ rebuilds it, with nothing to set up.`,
 		newDemoCommand(),
 		newStoreCommand(),
 		newStatusCommand(),
+		newFleetCommand(),
 		newVersionCommand(),
 	)
 	typeUsageErrors(root)

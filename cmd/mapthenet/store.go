@@ -30,8 +30,7 @@ func openStore(dataDir string, o shard.Options) (*shard.Store, error) {
 	var se *shard.ShardsError
 	switch {
 	case errors.Is(err, graph.ErrNoStore):
-		return nil, fmt.Errorf("no store in data dir %s (%s holds none): run `mapthenet init` (or pass --create) "+
-			"to start a new one there, or check --data-dir and MAPTHENET_DIR", dataDir, storePath(dataDir))
+		return nil, noStoreError(dataDir)
 	case errors.As(err, &se):
 		return nil, usageError{err}
 	}
@@ -44,6 +43,23 @@ func storeShards(s *shard.Store) string {
 		return "1 shard"
 	}
 	return fmt.Sprintf("%d shards", s.Shards())
+}
+
+func noStoreError(dataDir string) error {
+	return fmt.Errorf("no store in data dir %s (%s holds none): run `mapthenet init` (or pass --create) "+
+		"to start a new one there, or check --data-dir and MAPTHENET_DIR", dataDir, storePath(dataDir))
+}
+
+// requireStore refuses, before a command writes anything there (a lock
+// file, the data dir itself), a data dir whose store directory is missing
+// or empty, as openStore would: a mistyped --data-dir must not be left
+// behind as a new directory.
+func requireStore(dataDir string) error {
+	entries, err := os.ReadDir(storePath(dataDir))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return noStoreError(dataDir)
+	}
+	return nil
 }
 
 func newStoreCommand() *cobra.Command {
@@ -86,9 +102,15 @@ The store must not be in use (stop a running crawl first: exit 3 otherwise).`,
 				fmt.Fprintf(out, "DAMAGED %s: %s\n", d.File, d.What)
 			}
 			if !rep.OK() {
-				return fmt.Errorf("%d of %d store files damaged; restore the store from a backup: "+
-					"`mapthenet store restore FILE` into an empty data dir (README, \"Recovering from damage\")",
-					len(rep.Damage), rep.Files)
+				dir := storePath(global.DataDir)
+				return fmt.Errorf("%d of %d store files damaged; restore the last backup: mv %s %s.damaged, then "+
+					"`mapthenet store restore FILE` (README, \"Recovering from damage\")",
+					len(rep.Damage), rep.Files, dir, dir)
+			}
+			if !rep.RecordsRead {
+				fmt.Fprintf(out, "store %s: its %d files are sound; its records were not read (see the note)\n",
+					storePath(global.DataDir), rep.Files)
+				return nil
 			}
 			fmt.Fprintf(out, "store %s is sound: %d files; %d domains, %d edges, %d visits, %d removals read\n",
 				storePath(global.DataDir), rep.Files, rep.Records["domains"], rep.Records["edges"],

@@ -1,121 +1,115 @@
 package page
 
 import (
-	"bytes"
-	"flag"
+	"bufio"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/text/encoding/htmlindex"
+
+	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/ cases")
-
-// A case file (testdata/html/*.txt, testdata/feed/*.txt) is:
+// The page-reading cases (testdata/html/*.txt, testdata/feed/*.txt) and the
+// X-Robots-Tag cases (testdata/xrobots.txt), in internal/casetest's format.
+// A page case is:
 //
 //	# comments
-//	url: https://example.com/page.html      the page's address
-//	content-type: text/html; charset=utf-8  (default text/html or none)
-//	encode: shift_jis                       encode the input (written in UTF-8) in this charset
-//	pad: 3145728                            replace <!--PAD--> with this many bytes of filler
-//	max-links: 3                            Reader.MaxLinks
-//	token: otherbot                         Reader.Token
-//	x-robots-tag: noindex                   a header value (repeatable), for Effective
-//	-- input --
-//	the document
-//	-- want --
-//	what was read (rewritten by go test -update)
+//	read-html|read-feed url=URL [encode=CHARSET] [pad=N] [max-links=N] [token=NAME]
+//	HTTP/1.1 200 OK                     the response that brought the page:
+//	Content-Type: text/html; charset=…  (default text/html for read-html)
+//	X-Robots-Tag: noindex               (repeatable), for Effective
+//	                                    a blank line, then the document
+//	<the document, written in UTF-8>
+//	----
+//	<what was read>
 //
-// The want section lists the page flags, then verification tokens, feeds and
-// links, then what Effective makes of them under the X-Robots-Tag values.
-type dataCase struct {
-	path        string
-	head        string // everything up to and including "-- input --\n"
-	input       string
-	want        string
+// encode: the document is encoded in that charset before it is read. pad:
+// <!--PAD--> is replaced with that many bytes of filler. max-links and
+// token set Reader.MaxLinks and Reader.Token. The output lists the page
+// flags, then verification tokens, feeds and links, then what Effective
+// makes of them under the X-Robots-Tag values. After a deliberate change:
+// go test ./crawl/page -run Cases -update.
+
+func TestReadHTMLCases(t *testing.T) { casetest.Run(t, "testdata/html/*.txt", pageCases) }
+func TestReadFeedCases(t *testing.T) { casetest.Run(t, "testdata/feed/*.txt", pageCases) }
+
+func pageCases(t *testing.T) casetest.Runner {
+	return func(t *testing.T, d *casetest.TestData) string {
+		c := loadCase(t, d)
+		var p *Page
+		var err error
+		switch d.Cmd {
+		case "read-html":
+			ct := c.contentType
+			if ct == "" {
+				ct = "text/html"
+			}
+			p, err = c.reader.ReadHTML(strings.NewReader(c.input), ct, c.url)
+		case "read-feed":
+			p, err = c.reader.ReadFeed(strings.NewReader(c.input), c.contentType, c.url)
+		}
+		if p == nil {
+			d.Fatalf(t, "nil Page (err %v)", err)
+		}
+		return format(p, err, c.reader.ParseXRobotsTag(c.xrobots))
+	}
+}
+
+// pageCase is what a read-html or read-feed command reads.
+type pageCase struct {
+	input       string // the document's bytes
 	url         *url.URL
 	contentType string
 	reader      Reader
 	xrobots     []string
 }
 
-const (
-	inputMark = "-- input --\n"
-	wantMark  = "-- want --\n"
-)
-
-func loadCase(t testing.TB, path string) *dataCase {
-	t.Helper()
-	b, err := os.ReadFile(path)
+func loadCase(t testing.TB, d *casetest.TestData) *pageCase {
+	if d.Cmd != "read-html" && d.Cmd != "read-feed" {
+		d.Fatalf(t, "unknown command %q: want read-html or read-feed", d.Cmd)
+	}
+	c := &pageCase{}
+	var encode, rawURL string
+	var pad int
+	d.MaybeScanArgs(t, "url", &rawURL)
+	d.MaybeScanArgs(t, "encode", &encode)
+	d.MaybeScanArgs(t, "pad", &pad)
+	d.MaybeScanArgs(t, "max-links", &c.reader.MaxLinks)
+	d.MaybeScanArgs(t, "token", &c.reader.Token)
+	var err error
+	if c.url, err = url.Parse(rawURL); err != nil {
+		d.Fatalf(t, "url: %v", err)
+	}
+	msg := casetest.Text(d)
+	if !strings.Contains(msg, "\n\n") {
+		msg += "\n" // no document: the blank line that ends the header
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(msg)), nil)
 	if err != nil {
-		t.Fatal(err)
+		d.Fatalf(t, "not an HTTP response: %v", err)
 	}
-	s := string(b)
-	i := strings.Index(s, inputMark)
-	if i < 0 {
-		t.Fatalf("%s: no %q line", path, strings.TrimSpace(inputMark))
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.Fatalf(t, "%v", err)
 	}
-	c := &dataCase{path: path, head: s[:i+len(inputMark)]}
-	rest := s[i+len(inputMark):]
-	if j := strings.Index(rest, "\n"+wantMark); j >= 0 {
-		c.input, c.want = rest[:j+1], rest[j+1+len(wantMark):]
-	} else if strings.HasPrefix(rest, wantMark) {
-		c.want = rest[len(wantMark):]
-	} else {
-		c.input = rest
-	}
-	var encode string
-	pad := 0
-	for _, line := range strings.Split(s[:i], "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			t.Fatalf("%s: bad header line %q", path, line)
-		}
-		v = strings.TrimSpace(v)
-		switch strings.TrimSpace(k) {
-		case "url":
-			if c.url, err = url.Parse(v); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-		case "content-type":
-			c.contentType = v
-		case "encode":
-			encode = v
-		case "pad":
-			if pad, err = strconv.Atoi(v); err != nil {
-				t.Fatalf("%s: pad: %v", path, err)
-			}
-		case "max-links":
-			if c.reader.MaxLinks, err = strconv.Atoi(v); err != nil {
-				t.Fatalf("%s: max-links: %v", path, err)
-			}
-		case "token":
-			c.reader.Token = v
-		case "x-robots-tag":
-			c.xrobots = append(c.xrobots, v)
-		default:
-			t.Fatalf("%s: unknown header %q", path, k)
-		}
-	}
+	c.input = string(body)
+	c.contentType = resp.Header.Get("Content-Type")
+	c.xrobots = resp.Header.Values("X-Robots-Tag")
 	if pad > 0 {
 		c.input = strings.Replace(c.input, "<!--PAD-->", filler(pad), 1)
 	}
 	if encode != "" {
 		enc, err := htmlindex.Get(encode)
 		if err != nil {
-			t.Fatalf("%s: encode: %v", path, err)
+			d.Fatalf(t, "encode: %v", err)
 		}
 		if c.input, err = enc.NewEncoder().String(c.input); err != nil {
-			t.Fatalf("%s: encode: %v", path, err)
+			d.Fatalf(t, "encode: %v", err)
 		}
 	}
 	return c
@@ -170,64 +164,4 @@ func countNofollow(ls []Link) int {
 		}
 	}
 	return n
-}
-
-func runCases(t *testing.T, dir string, read func(r *Reader, c *dataCase) (*Page, error)) {
-	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no cases in testdata/%s", dir)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			c := loadCase(t, path)
-			rd := c.reader
-			p, err := read(&rd, c)
-			if p == nil {
-				t.Fatalf("nil Page (err %v)", err)
-			}
-			got := format(p, err, rd.ParseXRobotsTag(c.xrobots))
-			if *update {
-				b, rerr := os.ReadFile(path)
-				if rerr != nil {
-					t.Fatal(rerr)
-				}
-				s := string(b)
-				in := s[len(c.head):]
-				if j := strings.Index(in, "\n"+wantMark); j >= 0 {
-					in = in[:j+1]
-				} else if strings.HasPrefix(in, wantMark) {
-					in = ""
-				}
-				if in != "" && !strings.HasSuffix(in, "\n") {
-					in += "\n"
-				}
-				if err := os.WriteFile(path, []byte(c.head+in+wantMark+got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != c.want {
-				t.Errorf("%s: got\n%s\nwant\n%s", path, got, c.want)
-			}
-		})
-	}
-}
-
-func TestReadHTMLCases(t *testing.T) {
-	runCases(t, "html", func(r *Reader, c *dataCase) (*Page, error) {
-		ct := c.contentType
-		if ct == "" {
-			ct = "text/html"
-		}
-		return r.ReadHTML(bytes.NewReader([]byte(c.input)), ct, c.url)
-	})
-}
-
-func TestReadFeedCases(t *testing.T) {
-	runCases(t, "feed", func(r *Reader, c *dataCase) (*Page, error) {
-		return r.ReadFeed(bytes.NewReader([]byte(c.input)), c.contentType, c.url)
-	})
 }

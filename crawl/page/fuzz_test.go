@@ -10,17 +10,18 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+
+	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
 // seedInputs adds the inputs of the data-driven cases under dir to f.
 func seedInputs(f *testing.F, dir string, ct string) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
-	for _, p := range paths {
-		c := loadCase(f, p)
+	casetest.Each(f, filepath.Join("testdata", dir, "*.txt"), func(d *casetest.TestData) {
+		c := loadCase(f, d)
 		if len(c.input) <= 64<<10 { // the padded cap cases would only slow the fuzzer
 			f.Add([]byte(c.input), ct)
 		}
-	}
+	})
 }
 
 var fuzzBase, _ = url.Parse("https://www.example.com/dir/page.html")

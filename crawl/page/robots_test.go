@@ -1,9 +1,11 @@
 package page
 
 import (
-	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
 func fmtDirectives(d Directives) string {
@@ -20,47 +22,33 @@ func fmtDirectives(d Directives) string {
 	return strings.Join(f, " ")
 }
 
-// TestXRobotsTagCases runs testdata/xrobots.txt.
+// TestXRobotsTagCases runs testdata/xrobots.txt: each x-robots-tag command
+// is one response's header values, one a line (a value in double quotes is
+// a Go string, for the white space around it), token=NAME for another
+// robots token; the output is the directives read.
 func TestXRobotsTagCases(t *testing.T) {
-	const path = "testdata/xrobots.txt"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	var out []string
-	var values []string
-	token := ""
-	n := 0
-	for i, line := range lines {
-		switch {
-		case strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "":
-			out = append(out, line)
-			values, token = nil, ""
-		case strings.HasPrefix(line, "token: "):
-			token = strings.TrimPrefix(line, "token: ")
-			out = append(out, line)
-		case strings.HasPrefix(line, "=>"):
-			n++
-			got := "=> " + fmtDirectives(ParseXRobotsTag(values, token))
-			if got != line && !*update {
-				t.Errorf("%s:%d: values %q (token %q): got %q, want %q", path, i+1, values, token, got, line)
+	casetest.Run(t, "testdata/xrobots.txt", func(t *testing.T) casetest.Runner {
+		return func(t *testing.T, d *casetest.TestData) string {
+			if d.Cmd != "x-robots-tag" {
+				d.Fatalf(t, "unknown command %q: want x-robots-tag", d.Cmd)
 			}
-			out = append(out, got)
-			values = nil
-		default:
-			values = append(values, line)
-			out = append(out, line)
+			token := ""
+			d.MaybeScanArgs(t, "token", &token)
+			var values []string
+			if d.Input != "" {
+				for _, v := range strings.Split(d.Input, "\n") {
+					if strings.HasPrefix(v, `"`) {
+						var err error
+						if v, err = strconv.Unquote(v); err != nil {
+							d.Fatalf(t, "%s: %v", v, err)
+						}
+					}
+					values = append(values, v)
+				}
+			}
+			return fmtDirectives(ParseXRobotsTag(values, token))
 		}
-	}
-	if n == 0 {
-		t.Fatal("no cases")
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 func TestMetaRobots(t *testing.T) {

@@ -1,147 +1,89 @@
 package robots
 
 import (
-	"bufio"
 	"bytes"
-	"flag"
-	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mapthenet/mapthenet/internal/casetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the verdicts in testdata/*.txt and the golden files from what the code does now")
-
-// A testdata/*.txt file holds cases, each:
+// TestRobotsTxtCases runs the robots.txt cases in testdata/*.txt
+// (internal/casetest has the file format). Commands:
 //
-//	=== name [eol=lf|crlf|cr|mixed] [bom]
+//	parse NAME [eol=lf|crlf|cr|mixed] [bom]
 //	<robots.txt, one line a line; "@fill-to N" pads with comment lines
 //	 so that the next line starts at byte N>
-//	---
-//	allow|disallow <agent> <url or path>
-//	crawl-delay <agent> <seconds|none>
-//	opted-out <agent> yes|no
-//	source <agent> token|*|none
-//	sitemaps <url,url,...|none>
+//	----
 //
-// Lines starting with "#" outside a robots.txt block, and blank lines in the
-// checks, are comments. With -update the verdicts are rewritten.
-func TestDataDriven(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/*.txt: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := runCases(t, src)
-			if *update {
-				if err := os.WriteFile(file, out, 0o644); err != nil {
-					t.Fatal(err)
+//	check
+//	allowed <agent> <url or path>     → allow|disallow <agent> <url>
+//	crawl-delay <agent>               → crawl-delay <agent> <seconds|none>
+//	opted-out <agent>                 → opted-out <agent> yes|no
+//	source <agent>                    → source <agent> token|*|none
+//	sitemaps                          → sitemaps <url,url,...|none>
+//	----
+//	<the verdicts>
+//
+// A check asks the robots.txt of the parse before it. After a deliberate
+// change: go test ./crawl/robots -run Cases -update.
+func TestRobotsTxtCases(t *testing.T) {
+	casetest.Run(t, "testdata/*.txt", func(t *testing.T) casetest.Runner {
+		var parsed *Robots
+		return func(t *testing.T, d *casetest.TestData) string {
+			switch d.Cmd {
+			case "parse":
+				parsed = Parse(robotsBody(t, d))
+				return ""
+			case "check":
+				if parsed == nil {
+					d.Fatalf(t, "check before any parse")
 				}
-				return
+				var out strings.Builder
+				for _, q := range strings.Split(d.Input, "\n") {
+					out.WriteString(check(t, d, parsed, q) + "\n")
+				}
+				return out.String()
 			}
-			if !bytes.Equal(out, src) {
-				t.Errorf("%s: verdicts differ (go test -run TestDataDriven -update rewrites them):\n%s", file, diffLines(string(src), string(out)))
-			}
-		})
-	}
+			d.Fatalf(t, "unknown command %q: want parse or check", d.Cmd)
+			return ""
+		}
+	})
 }
 
-// runCases parses a testdata file, evaluates its checks and returns the
-// file as it would be with every verdict replaced by the actual one.
-func runCases(t *testing.T, src []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	sc.Buffer(nil, 1<<20)
-	const (
-		outside = iota
-		inRobots
-		inChecks
-	)
-	state := outside
-	var (
-		name, eol string
-		bom       bool
-		body      bytes.Buffer
-		parsed    *Robots
-		lineNo    int
-		lines     int // robots.txt lines so far, for eol=mixed
-	)
-	for sc.Scan() {
-		line := sc.Text()
-		lineNo++
-		if strings.HasPrefix(line, "=== ") {
-			name, eol, bom = parseHeader(t, lineNo, line)
-			body.Reset()
-			lines = 0
-			if bom {
-				body.WriteString("\xEF\xBB\xBF")
+// robotsBody is the robots.txt a parse command's input and arguments make.
+func robotsBody(t *testing.T, d *casetest.TestData) []byte {
+	eol, bom := "lf", d.HasArg("bom")
+	if d.HasArg("eol") {
+		d.ScanArgs(t, "eol", &eol)
+		if eol != "lf" && eol != "crlf" && eol != "cr" && eol != "mixed" {
+			d.Fatalf(t, "eol=%s: want lf, crlf, cr or mixed", eol)
+		}
+	}
+	var body bytes.Buffer
+	if bom {
+		body.WriteString("\xEF\xBB\xBF")
+	}
+	if d.Input == "" {
+		return body.Bytes()
+	}
+	lines := 0 // robots.txt lines so far, for eol=mixed
+	for _, line := range strings.Split(d.Input, "\n") {
+		if n, ok := strings.CutPrefix(line, "@fill-to "); ok {
+			to, err := strconv.Atoi(n)
+			if err != nil {
+				d.Fatalf(t, "%v", err)
 			}
-			state = inRobots
-			out.WriteString(line + "\n")
+			fillTo(t, &body, to, eolFor(eol, 0))
 			continue
 		}
-		switch state {
-		case outside:
-			if line != "" && !strings.HasPrefix(line, "#") {
-				t.Fatalf("line %d: want a \"=== name\" case header, got %q", lineNo, line)
-			}
-		case inRobots:
-			if line == "---" {
-				parsed = Parse(body.Bytes())
-				state = inChecks
-				break
-			}
-			if n, ok := strings.CutPrefix(line, "@fill-to "); ok {
-				to, err := strconv.Atoi(n)
-				if err != nil {
-					t.Fatalf("line %d: %v", lineNo, err)
-				}
-				fillTo(t, &body, to, eolFor(eol, 0))
-				break
-			}
-			body.WriteString(line)
-			body.WriteString(eolFor(eol, lines))
-			lines++
-		case inChecks:
-			if line == "" || strings.HasPrefix(line, "#") {
-				break
-			}
-			line = check(t, fmt.Sprintf("%s (line %d)", name, lineNo), parsed, line)
-		}
-		out.WriteString(line + "\n")
+		body.WriteString(line)
+		body.WriteString(eolFor(eol, lines))
+		lines++
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
-func parseHeader(t *testing.T, lineNo int, line string) (name, eol string, bom bool) {
-	eol = "lf"
-	fields := strings.Fields(strings.TrimPrefix(line, "=== "))
-	for _, f := range fields {
-		switch {
-		case strings.HasPrefix(f, "eol="):
-			eol = strings.TrimPrefix(f, "eol=")
-			if eol != "lf" && eol != "crlf" && eol != "cr" && eol != "mixed" {
-				t.Fatalf("line %d: eol=%s: want lf, crlf, cr or mixed", lineNo, eol)
-			}
-		case f == "bom":
-			bom = true
-		default:
-			name += f + " "
-		}
-	}
-	return strings.TrimSpace(name), eol, bom
+	return body.Bytes()
 }
 
 // eolFor returns the line ending for the next line; "mixed" cycles through
@@ -176,58 +118,50 @@ func fillTo(t *testing.T, body *bytes.Buffer, to int, eol string) {
 	}
 }
 
-// check evaluates one check line and returns it with the actual verdict.
-func check(t *testing.T, where string, r *Robots, line string) string {
-	t.Helper()
-	f := strings.Fields(line)
-	if len(f) == 2 && f[0] == "sitemaps" {
+// check answers one query of a check command.
+func check(t *testing.T, d *casetest.TestData, r *Robots, query string) string {
+	f := strings.Fields(query)
+	if len(f) == 1 && f[0] == "sitemaps" {
 		got := "none"
 		if s := r.Sitemaps(); len(s) > 0 {
 			got = strings.Join(s, ",")
 		}
-		if got != f[1] {
-			t.Errorf("%s: sitemaps = %s, want %s", where, got, f[1])
-		}
 		return "sitemaps " + got
 	}
-	if len(f) != 3 {
-		t.Fatalf("%s: want \"<verdict> <agent> <value>\", got %q", where, line)
+	if len(f) < 2 {
+		d.Fatalf(t, "%q: want \"<query> <agent> [url]\"", query)
 	}
-	verdict, agent, arg := f[0], f[1], f[2]
+	verb, agent := f[0], f[1]
 	g := r.Group(agent)
 	var got string
-	switch verdict {
-	case "allow", "disallow":
+	switch {
+	case verb == "allowed" && len(f) == 3:
 		got = "disallow"
-		if g.Allowed(pathArg(t, arg)) {
+		if g.Allowed(pathArg(t, f[2])) {
 			got = "allow"
 		}
-		if got != verdict {
-			t.Errorf("%s: %s %s: got %s, want %s", where, agent, arg, got, verdict)
-		}
-		return got + " " + agent + " " + arg
-	case "crawl-delay":
+		return got + " " + agent + " " + f[2]
+	case len(f) != 2:
+		d.Fatalf(t, "%q: want \"%s <agent>\"", query, verb)
+	case verb == "crawl-delay":
 		got = "none"
 		if d, ok := g.CrawlDelay(); ok {
 			got = strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 		}
-	case "opted-out":
+	case verb == "opted-out":
 		got = "no"
 		if r.OptedOut(agent) {
 			got = "yes"
 		}
-	case "source":
+	case verb == "source":
 		got = g.Source()
 		if got == SourceNone {
 			got = "none"
 		}
 	default:
-		t.Fatalf("%s: unknown check %q", where, verdict)
+		d.Fatalf(t, "unknown query %q: want allowed, crawl-delay, opted-out, source or sitemaps", query)
 	}
-	if got != arg {
-		t.Errorf("%s: %s %s: got %s, want %s", where, verdict, agent, got, arg)
-	}
-	return verdict + " " + agent + " " + got
+	return verb + " " + agent + " " + got
 }
 
 // pathArg turns a check's URL into what Allowed takes: an absolute URL by
@@ -241,22 +175,4 @@ func pathArg(t *testing.T, arg string) string {
 		t.Fatalf("%s: %v", arg, err)
 	}
 	return PathOf(u)
-}
-
-func diffLines(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n  file: %s\n  got:  %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
 }

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+)
+
+// runIn runs a command line in-process as main does, with --data-dir dir
+// first (a later --data-dir in args wins), and returns the exit code and
+// what it wrote to stdout and stderr. The output goes to buffers handed to
+// run, not through os.Stdout: the one helper every command's tests use
+// (its name kept from rank_test.go, where it was one of three copies).
+func runIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"--data-dir", dir}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}

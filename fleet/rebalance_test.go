@@ -1,0 +1,165 @@
+package fleet
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/mapthenet/mapthenet/fleet/etcdtest"
+)
+
+// Nodes join, leave cleanly, are cut off from etcd and come back, while a
+// worker per held shard sends "requests" whenever MaySend allows: at no
+// instant do two nodes have a request in flight for one shard, and every
+// shard keeps being worked.
+func TestRebalanceOneOwnerAtEveryInstant(t *testing.T) {
+	const k = 8
+	c, cli := newFleet(t, k)
+	check := newChecker(t)
+	defer check.verify()
+	ctx := context.Background()
+
+	all := func(nodes ...*Node) bool {
+		var got []int
+		for _, n := range nodes {
+			got = append(got, readyShards(n)...)
+		}
+		slices.Sort(got)
+		return len(got) == k && slices.Equal(slices.Compact(got), got)
+	}
+	// fair: each node holds its even share.
+	fair := func(nodes ...*Node) bool {
+		for _, n := range nodes {
+			if l := len(readyShards(n)); l < k/len(nodes) || l > (k+len(nodes)-1)/len(nodes) {
+				return false
+			}
+		}
+		return all(nodes...)
+	}
+
+	ha := newHandler("a", check)
+	a := startNode(t, cli, "a", ha)
+	waitFor(t, 10*time.Second, "a works all shards", func() bool { return all(a) })
+
+	// b joins: half the shards move to it, cleanly (no takeover wait).
+	hb := newHandler("b", check)
+	b := startNode(t, cli, "b", hb)
+	waitFor(t, 10*time.Second, "a and b share the shards", func() bool { return fair(a, b) })
+	for _, g := range hb.allGrants() {
+		if g.Handoff == nil {
+			t.Errorf("shard %d moved to b without a clean handoff", g.Shard)
+		}
+	}
+
+	// c reaches etcd through a proxy the test can cut.
+	proxy := etcdtest.NewProxy(t, c.Endpoints[0][len("http://"):])
+	cliC := c.ClientOf(t, proxy.Endpoint())
+	hc := newHandler("c", check)
+	cn := startNode(t, cliC, "c", hc)
+	waitFor(t, 10*time.Second, "a, b and c share the shards", func() bool { return fair(a, b, cn) })
+	cShards := readyShards(cn)
+	before := check.count("c")
+	time.Sleep(100 * time.Millisecond)
+	if check.count("c") == before {
+		t.Fatal("c's workers send nothing")
+	}
+
+	// c is cut off: its deadline stops its workers; its lease runs out
+	// and a and b take its shards after the takeover wait.
+	proxy.Cut()
+	cut := time.Now()
+	waitFor(t, 3*fastTiming().TTL+time.Second, "a and b work c's shards", func() bool { return all(a, b) })
+	t.Logf("c's shards worked elsewhere %v after the cut", time.Since(cut).Round(time.Millisecond))
+	for _, s := range cShards {
+		if err := cn.MaySend(s); err == nil {
+			t.Errorf("cut-off c may still send for shard %d", s)
+		}
+	}
+	// c comes back: it finds its lease gone, rejoins, and gets its share
+	// back from a and b.
+	proxy.Restore()
+	waitFor(t, 15*time.Second, "a, b and c share the shards again", func() bool { return fair(a, b, cn) })
+	if hc.lostStops() == 0 {
+		t.Error("c never stopped its shards as lost")
+	}
+
+	// b leaves cleanly.
+	closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a and c share the shards", func() bool { return fair(a, cn) })
+	resp, err := cli.Get(ctx, nodeKey("b"))
+	if err != nil || len(resp.Kvs) != 0 {
+		t.Errorf("b's membership key after it left: %v %v", resp, err)
+	}
+	owners, err := cli.Get(ctx, shardsPrefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range owners.Kvs {
+		if _, leaf, _ := parseShardKey(string(kv.Key)); leaf == ownerLeaf && string(kv.Value) == "b" {
+			t.Errorf("%s still b's", kv.Key)
+		}
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if check.count(name) == 0 {
+			t.Errorf("node %s sent nothing", name)
+		}
+	}
+}
+
+// A request a node started just before its deadline may run for the whole
+// response timeout, past the moment its lease runs out: the next owner's
+// takeover wait covers it.
+func TestTakeoverWaitCoversRequestInFlight(t *testing.T) {
+	c, cli := newFleet(t, 1)
+	check := newChecker(t)
+	defer check.verify()
+	timing := fastTiming()
+	timing.ResponseTimeout = 1500 * time.Millisecond
+	withTiming := func(o *NodeOptions) { o.Timing = timing }
+
+	proxy := etcdtest.NewProxy(t, c.Endpoints[0][len("http://"):])
+	hOld := newHandler("old", nil)
+	old := startNode(t, c.ClientOf(t, proxy.Endpoint()), "old", hOld, withTiming)
+	waitFor(t, 10*time.Second, "old holds the shard", func() bool { return len(ownedShards(old)) == 1 })
+	old.mu.Lock()
+	old.shards[0].grant.ReadyAt = time.Now() // skip its own takeover wait
+	old.mu.Unlock()
+
+	hNew := newHandler("new", check)
+	newNode := startNode(t, cli, "new", hNew, withTiming)
+
+	proxy.Cut()
+	defer proxy.Restore() // so that old leaves at once when the test ends
+	// The old owner's last request: started 50 ms before its deadline,
+	// lasting the whole response timeout.
+	sent := make(chan time.Time, 1)
+	go func() {
+		for {
+			if time.Until(old.Deadline()) < 50*time.Millisecond {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := old.MaySend(0); err != nil {
+			t.Errorf("old owner before its deadline: %v", err)
+			sent <- time.Time{}
+			return
+		}
+		sent <- time.Now()
+		check.begin(0, "old")
+		time.Sleep(timing.ResponseTimeout)
+		check.end(0, "old")
+	}()
+	waitFor(t, 15*time.Second, "the new owner sends", func() bool { return check.count("new") > 0 })
+	if start := <-sent; !start.IsZero() {
+		t.Logf("old's last request started at its deadline − 50ms; new's first %v after it", time.Since(start).Round(10*time.Millisecond))
+	}
+	_ = newNode
+}
