@@ -28,7 +28,13 @@ const DefaultMapTop = 200_000
 
 // Options configure a rebuild.
 type Options struct {
-	DataDir string    // holds the snapshots (package snapshot: rebuilds/)
+	DataDir string // holds the snapshots (package snapshot: rebuilds/), the rebuild lock and the parts
+	// Storage is where the snapshot is published, `current` moved and old
+	// snapshots pruned; nil: the data directory's rebuilds/ (snapshot.Local).
+	// `rebuild --snapshots` gives a snapshot.Mirror of it and an object
+	// store. Files are staged, and the lock held, in the data directory
+	// either way.
+	Storage snapshot.Storage
 	Now     time.Time // as-of time; the snapshot id is snapshot.ID(Now)
 	Tiers   data.TierTable
 	Keep    int         // snapshots to keep, the new one included; 0: DefaultKeep
@@ -239,6 +245,9 @@ func run(ctx context.Context, opts Options, open func(dir *snapshot.Dir, id stri
 		log.Info("removed what an earlier, interrupted rebuild left", "entries", removed)
 	}
 	var st snapshot.Storage = dir
+	if opts.Storage != nil {
+		st = opts.Storage
+	}
 	prevID, err := st.Current()
 	if err != nil {
 		return nil, err

@@ -246,7 +246,7 @@ func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *s
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("rebuild request: %w", err)
 	}
-	opts, err := rebuildOptions(dataDir, req.Flags, req.Now)
+	opts, err := rebuildOptions(ctx, dataDir, req.Flags, req.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -256,6 +256,7 @@ func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *s
 		return nil, err
 	}
 	defer release()
+	cleanSnapshotCopies(ctx, opts.Storage)
 	m, err := rebuild.Run(ctx, store, opts)
 	if errors.Is(err, snapshot.ErrBusy) {
 		return nil, control.Busy(err.Error())
