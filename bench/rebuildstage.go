@@ -21,7 +21,9 @@ import (
 // is no such store yet.
 func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	var rows []result
-	if _, err := os.Stat(filepath.Join(storeDir(e), "MANIFEST")); err != nil {
+	if s, err := shard.Open(storeDir(e), shard.Options{Graph: graph.Options{ReadOnly: true, NameCache: -1, RecordCache: -1}}); err == nil {
+		s.Close()
+	} else {
 		fmt.Fprintf(os.Stderr, "no %s store yet: ingesting first\n", e.size)
 		r, err := runIngest(ctx, e)
 		if err != nil {
