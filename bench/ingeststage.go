@@ -7,13 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // ingestBatch is how many visits go into one RecordVisits call: the
@@ -37,7 +38,12 @@ var linkWords = []string{"news", "blog", "home", "shop", "music", "games", "spor
 
 // storeDir is where the ingest stage leaves the store of a size for the
 // rebuild stage.
-func storeDir(e *env) string { return filepath.Join(e.dir, "store-"+e.size) }
+func storeDir(e *env) string {
+	if e.shards > 1 {
+		return filepath.Join(e.dir, fmt.Sprintf("store-%s-k%d", e.size, e.shards))
+	}
+	return filepath.Join(e.dir, "store-"+e.size)
+}
 
 // ingestResult is what the ingest child reports.
 type ingestResult struct {
@@ -56,12 +62,13 @@ func runIngest(ctx context.Context, e *env) ([]result, error) {
 		return nil, err
 	}
 	var res ingestResult
-	m, err := runChild(&res, "ingest", e.size, dir, strconv.Itoa(ingestBatch))
+	m, err := runChild(&res, "ingest", e.size, dir, strconv.Itoa(ingestBatch), strconv.Itoa(e.shards))
 	if err != nil {
 		return nil, err
 	}
 	rows := []result{
-		{"ingest", "store", fmt.Sprintf("%d visits (one complete visit per source), %d links, %d domains, batches of %d from %d goroutines", res.Visits, res.Edges, res.Domains, ingestBatch, ingestCallers)},
+		{"ingest", "store", fmt.Sprintf("%d shard(s); %d visits (one complete visit per source), %d links, %d domain records, batches of %d per shard from %d goroutines per shard",
+			e.shards, res.Visits, res.Edges, res.Domains, ingestBatch, ingestCallers)},
 		{"ingest", "edges/s (time recording)", fmt.Sprintf("%.0f (%s)", float64(res.Edges)/res.RecordSeconds, secs(res.RecordSeconds))},
 		{"ingest", "wall (with making the visits)", secs(m.wall.Seconds())},
 		{"ingest", "CPU (user+sys)", secs(m.cpu.Seconds())},
@@ -71,18 +78,24 @@ func runIngest(ctx context.Context, e *env) ([]result, error) {
 }
 
 // childIngest records one complete visit per source domain of the
-// generated graph (its out-links, one link word each), batch visits per
-// RecordVisits call from ingestCallers goroutines, as a crawl's recorder
-// would, and times the recording. Making the visits is left out of the
-// timing: they are made ingestChunk batches at a time, then recorded.
+// generated graph (its out-links, one link word each) into a store of
+// SHARDS shards: each shard's visits in batches of BATCH, from
+// ingestCallers goroutines per shard, the shards at once, as a crawl's
+// recorder would; it times the recording. Making the visits is left out
+// of the timing: they are made ingestChunk batches at a time, then
+// recorded.
 func childIngest(args []string) (ingestResult, error) {
 	var res ingestResult
-	if len(args) != 3 {
-		return res, fmt.Errorf("ingest: want SIZE STORE BATCH")
+	if len(args) != 4 {
+		return res, fmt.Errorf("ingest: want SIZE STORE BATCH SHARDS")
 	}
 	batchSize, err := strconv.Atoi(args[2])
 	if err != nil || batchSize < 1 {
 		return res, fmt.Errorf("ingest: bad batch size %q", args[2])
+	}
+	shards, err := strconv.Atoi(args[3])
+	if err != nil || shards < 1 {
+		return res, fmt.Errorf("ingest: bad shard count %q", args[3])
 	}
 	cfg, err := graphgen.Size(args[0])
 	if err != nil {
@@ -92,40 +105,44 @@ func childIngest(args []string) (ingestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	s, err := graph.Open(args[1], graph.Options{Create: true})
+	s, err := shard.Open(args[1], shard.Options{Create: true, Shards: shards})
 	if err != nil {
 		return res, err
 	}
 	var recording time.Duration
+	// Each shard's visits are batched apart, as the recorder's queue per
+	// shard does.
+	batch := make([][]*data.VisitResult, shards)
 	var chunk [][]*data.VisitResult
+	var chunkShard []int
 	record := func() error {
 		start := time.Now()
-		err := recordAll(s, chunk, ingestCallers)
+		err := recordAll(s, chunk, chunkShard, ingestCallers)
 		recording += time.Since(start)
 		res.Batches += len(chunk)
-		chunk = chunk[:0]
+		chunk, chunkShard = chunk[:0], chunkShard[:0]
 		return err
 	}
-	batch := make([]*data.VisitResult, 0, batchSize)
 	var cur *data.VisitResult
 	lastSrc := ^uint32(0)
 	var name []byte
 	err = g.Edges(func(src, dst uint32, nofollow bool) error {
 		if src != lastSrc {
-			if len(batch) == batchSize {
-				chunk = append(chunk, batch)
-				batch = make([]*data.VisitResult, 0, batchSize)
+			lastSrc = src
+			at := ingestAt.Add(time.Duration(res.Visits) * time.Millisecond)
+			cur = &data.VisitResult{Domain: g.Name(src), StartedAt: at, FinishedAt: at.Add(time.Minute), RobotsReadAt: at,
+				RobotsStatus: 200, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 8, Complete: true}
+			i := s.ShardOf(cur.Domain)
+			if len(batch[i]) == batchSize {
+				chunk, chunkShard = append(chunk, batch[i]), append(chunkShard, i)
+				batch[i] = make([]*data.VisitResult, 0, batchSize)
 				if len(chunk) == ingestChunk {
 					if err := record(); err != nil {
 						return err
 					}
 				}
 			}
-			lastSrc = src
-			at := ingestAt.Add(time.Duration(res.Visits) * time.Millisecond)
-			cur = &data.VisitResult{Domain: g.Name(src), StartedAt: at, FinishedAt: at.Add(time.Minute), RobotsReadAt: at,
-				RobotsStatus: 200, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 8, Complete: true}
-			batch = append(batch, cur)
+			batch[i] = append(batch[i], cur)
 			res.Visits++
 		}
 		name = g.AppendName(name[:0], dst)
@@ -134,8 +151,10 @@ func childIngest(args []string) (ingestResult, error) {
 		return nil
 	})
 	if err == nil {
-		if len(batch) > 0 {
-			chunk = append(chunk, batch)
+		for i, b := range batch {
+			if len(b) > 0 {
+				chunk, chunkShard = append(chunk, b), append(chunkShard, i)
+			}
 		}
 		err = record()
 	}
@@ -145,7 +164,9 @@ func childIngest(args []string) (ingestResult, error) {
 	}
 	sn, err := s.Snapshot()
 	if err == nil {
-		res.Domains = sn.NumDomains()
+		for i := range sn.Shards() {
+			res.Domains += sn.Shard(i).NumDomains()
+		}
 		sn.Close()
 	}
 	if cerr := s.Close(); err == nil {
@@ -155,27 +176,41 @@ func childIngest(args []string) (ingestResult, error) {
 	return res, err
 }
 
-// recordAll records the batches from callers goroutines at once.
-func recordAll(s *graph.Store, batches [][]*data.VisitResult, callers int) error {
-	work := make(chan []*data.VisitResult)
-	errs := make(chan error, callers)
-	for range callers {
-		go func() {
-			var first error
-			for vs := range work {
-				if first == nil {
-					first = recordSplitting(s, vs)
+// recordAll records the batches, batch k in shard shardOf[k]: each shard
+// from callers goroutines of its own, the shards at once.
+func recordAll(s *shard.Store, batches [][]*data.VisitResult, shardOf []int, callers int) error {
+	work := make([]chan []*data.VisitResult, s.Shards())
+	errs := make(chan error, s.Shards()*callers)
+	for i := range work {
+		work[i] = make(chan []*data.VisitResult)
+		for range callers {
+			go func() {
+				var first error
+				for vs := range work[i] {
+					if first == nil {
+						first = recordSplitting(s, i, vs)
+					}
+				}
+				errs <- first
+			}()
+		}
+	}
+	// Fed from one goroutine per shard, so that a shard's slow commit
+	// does not hold the others' batches back.
+	var feed sync.WaitGroup
+	for i := range work {
+		feed.Go(func() {
+			for k, vs := range batches {
+				if shardOf[k] == i {
+					work[i] <- vs
 				}
 			}
-			errs <- first
-		}()
+			close(work[i])
+		})
 	}
-	for _, vs := range batches {
-		work <- vs
-	}
-	close(work)
+	feed.Wait()
 	var first error
-	for range callers {
+	for range s.Shards() * callers {
 		if err := <-errs; first == nil {
 			first = err
 		}
@@ -183,16 +218,16 @@ func recordAll(s *graph.Store, batches [][]*data.VisitResult, callers int) error
 	return first
 }
 
-// recordSplitting records vs, in halves when the store finds the batch
-// too large for one transaction (a batch holding one of the graph's
-// largest sources).
-func recordSplitting(s *graph.Store, vs []*data.VisitResult) error {
-	err := s.RecordVisits(vs)
+// recordSplitting records vs in shard i, in halves when the store finds
+// the batch too large for one transaction (a batch holding one of the
+// graph's largest sources).
+func recordSplitting(s *shard.Store, i int, vs []*data.VisitResult) error {
+	err := s.RecordShard(i, vs)
 	if err == nil || len(vs) < 2 || !errors.Is(err, badger.ErrTxnTooBig) {
 		return err
 	}
-	if err := recordSplitting(s, vs[:len(vs)/2]); err != nil {
+	if err := recordSplitting(s, i, vs[:len(vs)/2]); err != nil {
 		return err
 	}
-	return recordSplitting(s, vs[len(vs)/2:])
+	return recordSplitting(s, i, vs[len(vs)/2:])
 }

@@ -1,11 +1,12 @@
 // Command bench measures mapthenet's heavy stages on synthetic graphs
 // (graphgen's S, M and L sizes) and prints a table:
 //
-//	go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N]
+//	go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N] [-shards K]
 //
-// ingest fills a fresh store (DIR/store-SIZE) from the generated graph
-// through graph.RecordVisits, as a crawl's recorder would; rebuild runs
-// rebuild.Run on that store (ingesting first when it is missing); rank
+// ingest fills a fresh store (DIR/store-SIZE, or DIR/store-SIZE-kK of K
+// shards) from the generated graph, batched per shard and committed as a
+// crawl's recorder does; rebuild runs rebuild.Run on that store
+// (ingesting first when it is missing); rank
 // runs rank.RankEdgeFile on the edge file.
 //
 // Edge files are generated once and cached in -dir (default: a temporary
@@ -50,6 +51,7 @@ type env struct {
 	igraph   string // python interpreter with igraph, "" if none
 	noIgraph bool
 	mapTop   int // rebuild.Options.MapTop
+	shards   int // K of the store the ingest fills and the rebuild reads (package shard)
 }
 
 // result is one row of the table.
@@ -69,8 +71,9 @@ func main() {
 	noIgraph := flag.Bool("no-igraph", false, "skip the igraph comparison")
 	mapTop := flag.Int("maptop", 0, "rebuild stage: domains the map layout places by force (0: rebuild's default, negative: no map)")
 	cpuProfile := flag.String("cpuprofile", "", "write each measured child's CPU profile to `DIR`/JOB.cpu (for go tool pprof)")
+	shards := flag.Int("shards", 1, "ingest and rebuild stages: a store of this many shards (DIR/store-SIZE-kK)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L|XL [-stages ingest,rebuild,rank,ids] [-dir DIR] [-workers N] [-maptop N] [-cpuprofile DIR]\n\nstages:\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L|XL [-stages ingest,rebuild,rank,ids] [-dir DIR] [-workers N] [-maptop N] [-shards K] [-cpuprofile DIR]\n\nstages:\n")
 		for _, s := range stages {
 			fmt.Fprintf(os.Stderr, "  %-8s %s\n", s.name, s.help)
 		}
@@ -89,13 +92,13 @@ func main() {
 		}
 		os.Setenv(profileEnv, abs)
 	}
-	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop); err != nil {
+	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop, *shards); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(size, stageList, dir string, workers int, noIgraph bool, mapTop int) error {
+func run(size, stageList, dir string, workers int, noIgraph bool, mapTop, shards int) error {
 	want := map[string]bool{}
 	for _, s := range strings.Split(stageList, ",") {
 		s = strings.TrimSpace(s)
@@ -122,7 +125,10 @@ func run(size, stageList, dir string, workers int, noIgraph bool, mapTop int) er
 	if size == "XL" && (want["ingest"] || want["rebuild"] || want["rank"]) {
 		return fmt.Errorf("size XL runs the ids stage only (its edge file of names would not fit the memory budget of rank --edges)")
 	}
-	e := &env{size: size, dir: dir, workers: workers, noIgraph: noIgraph, mapTop: mapTop}
+	if shards < 1 {
+		return fmt.Errorf("-shards %d: want 1 or more", shards)
+	}
+	e := &env{size: size, dir: dir, workers: workers, noIgraph: noIgraph, mapTop: mapTop, shards: shards}
 	if want["rank"] || want["ingest"] || want["rebuild"] {
 		edges, err := edgeFile(dir, size)
 		if err != nil {

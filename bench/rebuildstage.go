@@ -13,6 +13,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // runRebuild runs a whole rebuild (rebuild.Run) on the store the ingest
@@ -20,7 +21,9 @@ import (
 // is no such store yet.
 func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	var rows []result
-	if _, err := os.Stat(filepath.Join(storeDir(e), "MANIFEST")); err != nil {
+	if s, err := shard.Open(storeDir(e), shard.Options{Graph: graph.Options{ReadOnly: true, NameCache: -1, RecordCache: -1}}); err == nil {
+		s.Close()
+	} else {
 		fmt.Fprintf(os.Stderr, "no %s store yet: ingesting first\n", e.size)
 		r, err := runIngest(ctx, e)
 		if err != nil {
@@ -75,7 +78,7 @@ func childRebuild(args []string) (*rebuildResult, error) {
 	}
 	workers, _ := strconv.Atoi(args[2])
 	mapTop, _ := strconv.Atoi(args[3])
-	s, err := graph.Open(args[0], graph.Options{ReadOnly: true})
+	s, err := shard.Open(args[0], shard.Options{Graph: graph.Options{ReadOnly: true}})
 	if err != nil {
 		return nil, err
 	}

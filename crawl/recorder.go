@@ -9,20 +9,33 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 )
 
+// ShardedStore is a Store of several shards that commit independently
+// (*shard.Store): the recorder batches each shard's visits apart, so that
+// the shards commit in parallel, and a visit is logged as recorded once
+// its own shard has committed it.
+type ShardedStore interface {
+	Store
+	Shards() int
+	ShardOf(domain string) int
+	RecordShard(shard int, vs []*data.VisitResult) error
+}
+
 // recorder writes finished visits to the store, several per transaction
 // when they arrive faster than they are written (a store write per visit
-// would cap a fast crawl), from recordWriters goroutines: the store
-// prepares one batch while the other commits (graph/pipeline.go). A visit
-// the store refuses because its domain was removed meanwhile is dropped;
-// the others are written again without it.
+// would cap a fast crawl), from recordWriters goroutines per shard: a
+// shard prepares one batch while the other commits (graph/pipeline.go),
+// and the shards of a ShardedStore commit in parallel, each with its own
+// queue. A visit the store refuses because its domain was removed
+// meanwhile is dropped; the others are written again without it.
 type recorder struct {
-	store Store
-	log   *slog.Logger
-	in    chan *data.VisitResult
-	wg    sync.WaitGroup
-	once  sync.Once
-	mu    sync.Mutex
-	err   error
+	log    *slog.Logger
+	route  func(domain string) int                       // the shard of a visit
+	record func(shard int, vs []*data.VisitResult) error // one shard's transaction
+	in     []chan *data.VisitResult                      // a queue per shard
+	wg     sync.WaitGroup
+	once   sync.Once
+	mu     sync.Mutex
+	err    error
 	// onCommit, when set (before the first add), is told each batch the
 	// store has committed, from one of the recorder's goroutines.
 	onCommit func([]*data.VisitResult)
@@ -43,25 +56,36 @@ const (
 )
 
 func newRecorder(s Store, log *slog.Logger) *recorder {
-	r := &recorder{store: s, log: log, in: make(chan *data.VisitResult, recordBatch), failed: make(chan struct{})}
-	for range recordWriters {
-		r.wg.Add(1)
-		go r.loop()
+	r := &recorder{log: log, failed: make(chan struct{}),
+		route:  func(string) int { return 0 },
+		record: func(_ int, vs []*data.VisitResult) error { return s.RecordVisits(vs) }}
+	shards := 1
+	if ss, ok := s.(ShardedStore); ok && ss.Shards() > 1 {
+		shards, r.route, r.record = ss.Shards(), ss.ShardOf, ss.RecordShard
+	}
+	r.in = make([]chan *data.VisitResult, shards)
+	for i := range r.in {
+		r.in[i] = make(chan *data.VisitResult, recordBatch)
+		for range recordWriters {
+			r.wg.Add(1)
+			go r.loop(i)
+		}
 	}
 	return r
 }
 
-func (r *recorder) add(v *data.VisitResult) { r.in <- v }
+func (r *recorder) add(v *data.VisitResult) { r.in[r.route(v.Domain)] <- v }
 
-func (r *recorder) loop() {
+func (r *recorder) loop(shard int) {
 	defer r.wg.Done()
-	for v := range r.in {
+	in := r.in[shard]
+	for v := range in {
 		batch := []*data.VisitResult{v}
 		links := len(v.Links)
 	more:
 		for len(batch) < recordBatch && links < recordLinks {
 			select {
-			case w, ok := <-r.in:
+			case w, ok := <-in:
 				if !ok {
 					break more
 				}
@@ -71,13 +95,13 @@ func (r *recorder) loop() {
 				break more
 			}
 		}
-		r.write(batch)
+		r.write(shard, batch)
 	}
 }
 
-func (r *recorder) write(batch []*data.VisitResult) {
+func (r *recorder) write(shard int, batch []*data.VisitResult) {
 	for len(batch) > 0 {
-		err := r.store.RecordVisits(batch)
+		err := r.record(shard, batch)
 		if err == nil {
 			if r.onCommit != nil {
 				r.onCommit(batch)
@@ -95,9 +119,16 @@ func (r *recorder) write(batch []*data.VisitResult) {
 			// Visits that name many new domains each (up to
 			// MaxLinkDomains) overflow one transaction: halves, until
 			// they fit.
-			r.write(batch[:len(batch)/2])
+			r.write(shard, batch[:len(batch)/2])
 			batch = batch[len(batch)/2:]
 			continue
+		}
+		if errors.Is(err, graph.ErrFenced) {
+			// The shard's fence refused: this process no longer holds the
+			// shard (a fleet node that lost it). Its visits are not
+			// recorded, and the crawl goes on with the other shards.
+			r.log.Error("visits not recorded: the shard is no longer ours", "shard", shard, "visits", len(batch), "err", err)
+			return
 		}
 		var ve *graph.VisitError
 		if errors.As(err, &ve) && ve.Index >= 0 && ve.Index < len(batch) {
@@ -124,7 +155,9 @@ func (r *recorder) write(batch []*data.VisitResult) {
 // first store error.
 func (r *recorder) close() error {
 	r.once.Do(func() {
-		close(r.in)
+		for _, in := range r.in {
+			close(in)
+		}
 		r.wg.Wait()
 	})
 	r.mu.Lock()

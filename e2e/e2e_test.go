@@ -16,6 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/simweb"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
@@ -105,7 +106,7 @@ func (r *run) crawl(t *testing.T, at time.Time, tune func(*crawl.Options)) {
 		store.Close()
 		t.Fatalf("crawl: %v", err)
 	}
-	if _, err := rebuild.Run(ctx, store, rebuild.Options{DataDir: r.dir, Now: at.Add(time.Hour)}); err != nil {
+	if _, err := rebuild.Run(ctx, shard.One(store), rebuild.Options{DataDir: r.dir, Now: at.Add(time.Hour)}); err != nil {
 		store.Close()
 		t.Fatalf("rebuild: %v", err)
 	}

@@ -15,7 +15,13 @@ import (
 // returns the view's version.
 func (s *Store) Backup(w io.Writer) (version uint64, err error) {
 	defer recoverBadger(&err, s.dir)
-	version, err = s.db.Backup(w, 0)
+	// One producer, so one read transaction: Badger's default runs
+	// several, each opening its own when it starts, and a commit landing
+	// between two of those would be half in the backup.
+	stream := s.db.NewStream()
+	stream.LogPrefix = "graph.Backup"
+	stream.NumGo = 1
+	version, err = stream.Backup(w, 0)
 	if err != nil {
 		return 0, fmt.Errorf("graph: backup: %w", s.wrapRead(err))
 	}

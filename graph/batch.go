@@ -163,6 +163,9 @@ func (s *Store) commit(b *batch) error {
 			return err
 		}
 	}
+	if err := s.checkFence(); err != nil {
+		return err
+	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	for i := range b.writes {

@@ -34,6 +34,9 @@ func (s *Store) RemoveDomain(name, reason, proof string, at time.Time) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(); err != nil {
+		return err
+	}
 	if _, gone := s.removed[name]; !gone {
 		r := Removal{Name: name, Reason: reason, Proof: proof, At: at}
 		err := s.db.Update(func(txn *badger.Txn) error {

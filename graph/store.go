@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -64,6 +65,11 @@ type Options struct {
 	// within it of the domain's latest (trim.go); 0 means
 	// DefaultVisitHistory, negative keeps all.
 	VisitHistory time.Duration
+	// MemTableSize and BlockCacheSize, when positive, replace Badger's
+	// memtable size (64 MiB here) and block cache (256 MiB): a store that is
+	// one of several shards of one machine (package shard) takes a share.
+	MemTableSize   int64
+	BlockCacheSize int64
 }
 
 // DefaultNameCache is the default bound of the name→id cache (16 Mi
@@ -106,6 +112,8 @@ type Store struct {
 	allIDs bool
 
 	verifiedAt time.Time // when the tables' checksums were last checked (EnsureVerified)
+
+	fence atomic.Pointer[func() error] // checked before every commit (SetFence)
 }
 
 // Open opens the store in dir, creating it only with opts.Create. Before
@@ -164,6 +172,12 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		WithChecksumVerificationMode(options.OnBlockRead).
 		WithVerifyValueChecksum(true).
 		WithReadOnly(opts.ReadOnly)
+	if opts.MemTableSize > 0 {
+		bo = bo.WithMemTableSize(opts.MemTableSize)
+	}
+	if opts.BlockCacheSize > 0 {
+		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
+	}
 	bo = opts.GC.badgerOptions(bo)
 	if opts.InMemory {
 		bo = bo.WithInMemory(true).WithDir("").WithValueDir("")
@@ -581,3 +595,6 @@ func (b badgerLogger) Errorf(f string, a ...any) {
 func (b badgerLogger) Warningf(f string, a ...any) { b.emit(slog.LevelWarn, f, a...) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.emit(slog.LevelDebug, f, a...) }
 func (b badgerLogger) Debugf(f string, a ...any)   { b.emit(slog.LevelDebug, f, a...) }
+
+// Dir is the store's directory ("" in memory).
+func (s *Store) Dir() string { return s.dir }

@@ -59,6 +59,14 @@
 // holding just the id (no newline); DuckDB reads it first (README,
 // "Snapshots on S3-compatible storage").
 //
+// # A snapshot.Storage
+//
+// Storage is a snapshot.Storage over a Store (staging and reading through
+// a local directory), so that the rebuild and a removal write and rewrite
+// snapshots there through package snapshot's interface; `rebuild
+// --snapshots` uses it as the copy of a snapshot.Mirror of the data
+// directory.
+//
 // # Publishing
 //
 // Publish (Upload, then SetCurrent) writes a finished snapshot from a

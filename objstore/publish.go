@@ -150,7 +150,8 @@ func localFiles(dir string) ([]localFile, error) {
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(e.Name(), tempPrefix) {
+		// dir itself may be a staged .tmp- directory (snapshot.Dir.Stage's).
+		if path != dir && strings.HasPrefix(e.Name(), tempPrefix) {
 			if e.IsDir() {
 				return fs.SkipDir
 			}

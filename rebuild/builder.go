@@ -31,7 +31,6 @@ type builder struct {
 	identity bool     // dense[id] == id for every id: the store has no gaps
 	names    []string // dense → name
 	in, out  []uint32 // dense → distinct followed linking / linked domains
-	words    *linkWordTally
 
 	scores   []float64
 	ranks    []int64 // 0: unranked
@@ -158,7 +157,6 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 		return 0, err
 	}
 	fw.Prepare(b.edgeNames)
-	b.words = newLinkWordTally()
 	var rows int64
 	var prevS, prevD uint32
 	err = src.Edges(func(e *data.EdgeRecord) error {
@@ -183,7 +181,6 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 		if !e.Nofollow && s != d {
 			b.out[s]++
 			b.in[d]++
-			b.words.add(uint32(d), e.Words)
 		}
 		rows++
 		return b.tick(ctx, "edges", rows)
@@ -209,9 +206,21 @@ func (b *builder) edgeNames(rows []data.EdgeRow) {
 	}
 }
 
-func (b *builder) writeLinkWords(ctx context.Context, _ Source) (int64, error) {
-	top := b.words.top()
-	b.words = nil // the tally can be large: let it go
+// writeLinkWords keeps each target's top words from the source's counts.
+func (b *builder) writeLinkWords(ctx context.Context, src Source) (int64, error) {
+	var p wordPicker
+	err := src.LinkWords(func(dst uint32, word string, sites int64) error {
+		d, ok := b.denseOf(dst)
+		if !ok {
+			return fmt.Errorf("link words name domain id %d, which the store does not list", dst)
+		}
+		p.add(uint32(d), word, sites)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	top := p.top()
 	rows := make([]data.LinkWordRow, len(top))
 	for i, lw := range top {
 		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}

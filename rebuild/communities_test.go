@@ -111,3 +111,18 @@ func TestRebuildCommunities(t *testing.T) {
 		t.Errorf("%d of %d domains keep their community id, want at least 95%%", kept, assigned)
 	}
 }
+
+func TestNameFinder(t *testing.T) {
+	sorted := []string{"a.example", "b.example", "c.example", "d.example", "e.example", "f.example", "g.example"}
+	shuffled := []string{"d.example", "a.example", "g.example", "c.example", "b.example", "f.example", "e.example"}
+	for _, names := range [][]string{sorted, shuffled} {
+		f := newNameFinder(names)
+		// In order, out of order, missing names before, between and after.
+		for _, q := range []string{"a.example", "c.example", "g.example", "b.example", "0.example", "cc.example", "z.example", "f.example", "a.example"} {
+			want := int32(slices.Index(names, q))
+			if got := f.index([]byte(q)); got != want {
+				t.Errorf("%v: index(%s) = %d, want %d", names[:2], q, got, want)
+			}
+		}
+	}
+}

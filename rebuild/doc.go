@@ -4,12 +4,17 @@
 // edges, the link words, the visit log and the schedule the next crawl
 // follows, plus manifest.json.
 //
-// Run takes one consistent view of the store and streams it through these
-// stages, each timed in the manifest:
+// Run takes a view of every shard of the store (package shard) and
+// streams it through these stages, each timed in the manifest:
 //
+//	export     each shard's view exported as a part (ExportPart: its names in
+//	           order with their states, edges, link-word counts, visits; as many
+//	           at once as there are cores), and the parts' names merged into the
+//	           id table (Merge: a domain's id is its position in name order, so
+//	           any K gives the same snapshot)
 //	domains    id → name table, crawl flags (memory: one entry per domain)
-//	edges      edges.parquet, followed pairs for the rank graph, in/out counts, link-word tallies
-//	link_words link_words.parquet
+//	edges      edges.parquet, followed pairs for the rank graph, in/out counts
+//	link_words link_words.parquet, the top words of each domain from the parts' summed counts
 //	visits     visits.parquet, streamed from the visit log (memory does not grow with it)
 //	ranks      PageRank over followed edges (package rank), ranks 1..n, tiers
 //	communities community ids (package community): Louvain over the followed graph as undirected,

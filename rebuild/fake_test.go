@@ -44,3 +44,19 @@ func (f *fakeSource) Visits(fn func(*data.VisitLogEntry) error) error {
 	}
 	return nil
 }
+
+// LinkWords counts the words of the followed edges between listed
+// domains, as a shard's export does.
+func (f *fakeSource) LinkWords(fn func(dst uint32, word string, sites int64) error) error {
+	known := map[uint32]bool{}
+	for _, d := range f.domains {
+		known[d.ID] = true
+	}
+	t := newLinkWordTally()
+	for _, e := range f.edges {
+		if !e.Nofollow && e.SrcID != e.DstID && known[e.SrcID] && known[e.DstID] {
+			t.add(e.DstID, e.Words)
+		}
+	}
+	return t.counts(fn)
+}

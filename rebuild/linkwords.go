@@ -10,6 +10,13 @@ import (
 // Link words (DESIGN.md, "link_words.parquet"): per target domain, the
 // anchor words used by at least minLinkWordSites distinct linking domains,
 // the maxLinkWordsPerDomain most used (ties by word).
+//
+// Counting is split as the rebuild is: each shard's export counts, per
+// (target, word), its own linking domains (linkWordTally, into the part's
+// link_words file); the merge sums the shards' counts, whose linking
+// domains are disjoint (a domain's links are in its own shard), and the
+// builder keeps the top words of each target from that stream
+// (wordPicker).
 const (
 	minLinkWordSites      = 3
 	maxLinkWordsPerDomain = 10
@@ -47,6 +54,37 @@ func (t *linkWordTally) add(dst uint32, words []string) {
 	}
 }
 
+// counts calls fn with each (target, word, distinct linking domains), in
+// (target, word) order, words in byte order.
+func (t *linkWordTally) counts(fn func(dst uint32, word string, n int64) error) error {
+	// Word ids renumbered in word order, so that the packed uses sort by
+	// (target, word).
+	order := make([]uint32, len(t.words))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(t.words[a], t.words[b]) })
+	rank := make([]uint32, len(t.words))
+	for r, id := range order {
+		rank[id] = uint32(r)
+	}
+	for i, u := range t.uses {
+		t.uses[i] = u>>32<<32 | uint64(rank[uint32(u)])
+	}
+	sortUses(t.uses)
+	for i := 0; i < len(t.uses); {
+		j := i + 1
+		for j < len(t.uses) && t.uses[j] == t.uses[i] {
+			j++
+		}
+		if err := fn(uint32(t.uses[i]>>32), t.words[order[uint32(t.uses[i])]], int64(j-i)); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
 // linkWord is one kept (target, word, sites).
 type linkWord struct {
 	dst   uint32
@@ -54,36 +92,39 @@ type linkWord struct {
 	sites int64
 }
 
-// top returns the kept words, ordered by target, then sites desc, then word.
-func (t *linkWordTally) top() []linkWord {
-	sortUses(t.uses)
-	var out, cur []linkWord
-	flush := func() {
-		slices.SortFunc(cur, func(a, b linkWord) int {
-			if c := cmp.Compare(b.sites, a.sites); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.word, b.word)
-		})
-		out = append(out, cur[:min(len(cur), maxLinkWordsPerDomain)]...)
-		cur = cur[:0]
+// wordPicker keeps the top words of each target from a stream of
+// (target, word, sites) in target order: those with minLinkWordSites or
+// more, the maxLinkWordsPerDomain with the most sites, ties by word.
+// Memory: one target's words.
+type wordPicker struct {
+	out, cur []linkWord
+}
+
+func (p *wordPicker) add(dst uint32, word string, sites int64) {
+	if len(p.cur) > 0 && p.cur[0].dst != dst {
+		p.flush()
 	}
-	for i := 0; i < len(t.uses); {
-		j := i + 1
-		for j < len(t.uses) && t.uses[j] == t.uses[i] {
-			j++
-		}
-		dst := uint32(t.uses[i] >> 32)
-		if len(cur) > 0 && cur[0].dst != dst {
-			flush()
-		}
-		if n := j - i; n >= minLinkWordSites {
-			cur = append(cur, linkWord{dst: dst, word: t.words[uint32(t.uses[i])], sites: int64(n)})
-		}
-		i = j
+	if sites >= minLinkWordSites {
+		p.cur = append(p.cur, linkWord{dst: dst, word: word, sites: sites})
 	}
-	flush()
-	return out
+}
+
+func (p *wordPicker) flush() {
+	slices.SortFunc(p.cur, func(a, b linkWord) int {
+		if c := cmp.Compare(b.sites, a.sites); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.word, b.word)
+	})
+	p.out = append(p.out, p.cur[:min(len(p.cur), maxLinkWordsPerDomain)]...)
+	p.cur = p.cur[:0]
+}
+
+// top ends the stream and returns the kept words, ordered by target, then
+// sites desc, then word.
+func (p *wordPicker) top() []linkWord {
+	p.flush()
+	return p.out
 }
 
 // sortUses sorts the packed uses, on two cores where there are: split at

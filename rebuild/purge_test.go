@@ -8,6 +8,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -37,7 +38,7 @@ func TestPurgeDomain(t *testing.T) {
 	visit("bad.example", asOf.Add(-3*day), "a.example", "b.example")
 	dir := t.TempDir()
 	for _, at := range []time.Time{asOf.Add(-day), asOf} {
-		if _, err := Run(context.Background(), s, Options{DataDir: dir, Now: at, Tiers: testTiers}); err != nil {
+		if _, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: at, Tiers: testTiers}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +132,7 @@ func TestPurgeDomain(t *testing.T) {
 		t.Errorf("second purge: %+v, %v", res, err)
 	}
 	// The next rebuild does not bring it back.
-	if _, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf.Add(day), Tiers: testTiers}); err != nil {
+	if _, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: asOf.Add(day), Tiers: testTiers}); err != nil {
 		t.Fatal(err)
 	}
 	domains, _ := mustOpen(t, dir, "").Domains()

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -25,7 +29,13 @@ const DefaultMapTop = 200_000
 
 // Options configure a rebuild.
 type Options struct {
-	DataDir string    // holds the snapshots (package snapshot: rebuilds/)
+	DataDir string // holds the snapshots (package snapshot: rebuilds/), the rebuild lock and the parts
+	// Storage is where the snapshot is published, `current` moved and old
+	// snapshots pruned; nil: the data directory's rebuilds/ (snapshot.Local).
+	// `rebuild --snapshots` gives a snapshot.Mirror of it and an object
+	// store. Files are staged, and the lock held, in the data directory
+	// either way.
+	Storage snapshot.Storage
 	Now     time.Time // as-of time; the snapshot id is snapshot.ID(Now)
 	// The revisit policy (package schedule), the crawl's too: the tier
 	// table (nil: schedule.DefaultTiers) and the discovery threshold, the
@@ -60,41 +70,120 @@ type Options struct {
 	failAt string
 }
 
-// Source is what a rebuild reads: one consistent view of the store.
-// *graph.Snapshot is one.
+// Source is what a rebuild reads: one view of the whole store, by id.
+// The merge of the shards' exports (merge.go) is the one Run reads: its
+// ids are dense and in name order. Tests give their own.
 type Source interface {
 	NumDomains() uint32
+	// Domains calls fn for every domain in id order.
 	Domains(fn func(*data.DomainState) error) error
+	// Edges calls fn for every edge in (src id, dst id) order; the
+	// records' Words are not needed (LinkWords has their counts).
 	Edges(fn func(*data.EdgeRecord) error) error
+	// Visits calls fn for every visit-log entry in (id, start) order.
 	Visits(fn func(*data.VisitLogEntry) error) error
+	// LinkWords calls fn for every (target id, word) of a followed edge
+	// with the number of distinct linking domains that used it, in
+	// (target id, word) order.
+	LinkWords(fn func(dst uint32, word string, sites int64) error) error
 }
 
-var _ Source = (*graph.Snapshot)(nil)
-
-// Run rebuilds a snapshot from one consistent view of the store, moves
-// `current` to it and prunes old snapshots. It returns the new manifest.
-// The store may be written (by a crawl) meanwhile: the view does not see it.
-func Run(ctx context.Context, store *graph.Store, opts Options) (*data.Manifest, error) {
-	return run(ctx, opts, func() (Source, func() error, error) {
+// Run rebuilds a snapshot from one view of the store, moves `current` to
+// it and prunes old snapshots. It returns the new manifest. The store may
+// be written (by a crawl) meanwhile: the views do not see it.
+//
+// Every store goes the same way, whatever its K: a view of each shard
+// (taken at once), each exported as a part (ExportPart, K at once on as
+// many cores) into rebuilds/.tmp-parts-<id>-*, then the parts merged
+// (Merge) into the snapshot; the parts are removed after. So a store of
+// one shard and of eight give the same snapshot.
+func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest, error) {
+	return run(ctx, opts, func(dir *snapshot.Dir, id string) (Source, func() error, error) {
 		// A table block that fails its checksum ends Badger's iterators
 		// without an error: check them all before reading, so that a
 		// damaged store fails the rebuild rather than thin its snapshot.
 		if err := store.EnsureVerified(); err != nil {
 			return nil, nil, err
 		}
-		sn, err := store.Snapshot()
+		views, err := store.Snapshot()
 		if err != nil {
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
 		}
-		return sn, sn.Close, nil
+		defer views.Close()
+		partsDir, err := dir.StageParts(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup := func() error { return os.RemoveAll(partsDir) }
+		asOf := time.Now()
+		parts := make([]*snapshot.Part, views.Shards())
+		err = parallel(ctx, views.Shards(), func(i int) error {
+			p, err := ExportPart(ctx, views.Shard(i), filepath.Join(partsDir, PartDir(i)), PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf})
+			parts[i] = p
+			return err
+		})
+		if err == nil {
+			views.Close() // the parts hold all the rebuild reads: let the store's views go
+			var m *Merge
+			if m, err = OpenMerge(parts); err == nil {
+				return m, cleanup, nil
+			}
+		}
+		cleanup()
+		return nil, nil, err
 	})
 }
 
-// RunFrom is Run over any Source (benchmarks, tools that hold a view).
+// RunParts is Run over the parts of every shard of a store, exported
+// elsewhere (a fleet's nodes) and read from local directories, in shard
+// order.
+func RunParts(ctx context.Context, parts []*snapshot.Part, opts Options) (*data.Manifest, error) {
+	return run(ctx, opts, func(*snapshot.Dir, string) (Source, func() error, error) {
+		m, err := OpenMerge(parts)
+		return m, func() error { return nil }, err
+	})
+}
+
+// PartDir is the directory name of shard i's part, as under
+// parts/<rebuild id>/ in an object store (objstore's layout).
+func PartDir(i int) string { return fmt.Sprintf("shard=%02d", i) }
+
+// RunFrom is Run over any Source (tests, tools that hold a view).
 func RunFrom(ctx context.Context, src Source, opts Options) (*data.Manifest, error) {
-	return run(ctx, opts, func() (Source, func() error, error) {
+	return run(ctx, opts, func(*snapshot.Dir, string) (Source, func() error, error) {
 		return src, func() error { return nil }, nil
 	})
+}
+
+// parallel runs fn(0..n-1), as many at once as there are cores, and
+// returns the first error (the others stop at their next check of ctx).
+func parallel(ctx context.Context, n int, fn func(i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = context.Cause(ctx)
+				return
+			}
+			defer func() { <-sem }()
+			if errs[i] = fn(i); errs[i] != nil {
+				cancel(errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *Options) setDefaults() error {
@@ -143,7 +232,7 @@ func (o *Options) setDefaults() error {
 	return nil
 }
 
-func run(ctx context.Context, opts Options, open func() (Source, func() error, error)) (*data.Manifest, error) {
+func run(ctx context.Context, opts Options, open func(dir *snapshot.Dir, id string) (Source, func() error, error)) (*data.Manifest, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -165,6 +254,9 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 		log.Info("removed what an earlier, interrupted rebuild left", "entries", removed)
 	}
 	var st snapshot.Storage = dir
+	if opts.Storage != nil {
+		st = opts.Storage
+	}
 	prevID, err := st.Current()
 	if err != nil {
 		return nil, err
@@ -181,11 +273,11 @@ func run(ctx context.Context, opts Options, open func() (Source, func() error, e
 		b.prev = &prev
 	}
 	start := time.Now()
-	src, closeSrc, err := open()
+	src, closeSrc, err := open(dir, id)
 	if err != nil {
 		return nil, err
 	}
-	b.timed("snapshot", start, 0)
+	b.timed("export", start, 0)
 	err = b.build(ctx, src)
 	if cerr := closeSrc(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the store snapshot: %w", cerr)

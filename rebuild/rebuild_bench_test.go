@@ -11,6 +11,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkRebuild(b *testing.B) {
 			dir := b.TempDir()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				m, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 2})
+				m, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 2})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -118,7 +119,7 @@ func BenchmarkRebuildStore(b *testing.B) {
 		cpuAt := map[string]time.Duration{}
 		progress := func(stage string, _ int64) { cpuAt[stage] = processCPU() }
 		cpu0 := processCPU()
-		m, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 1, MapTop: -1, Progress: progress})
+		m, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: asOf.Add(time.Duration(i) * time.Hour), Keep: 1, MapTop: -1, Progress: progress})
 		if err != nil {
 			b.Fatal(err)
 		}

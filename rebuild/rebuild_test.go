@@ -298,7 +298,7 @@ func TestRebuildSmallGraph(t *testing.T) {
 	for _, st := range s.Manifest.Stages {
 		stages = append(stages, st.Stage)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks communities layout write commit" {
+	if got := strings.Join(stages, " "); got != "export domains edges link_words visits ranks communities layout write commit" {
 		t.Errorf("manifest stages %q", got)
 	}
 
@@ -521,7 +521,7 @@ func TestRebuildProgress(t *testing.T) {
 	if _, err := RunFrom(context.Background(), smallGraph(), o); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(stages, " "); got != "snapshot domains edges link_words visits ranks communities layout write commit" {
+	if got := strings.Join(stages, " "); got != "export domains edges link_words visits ranks communities layout write commit" {
 		t.Errorf("progress saw %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // TestRunOverGraphStore rebuilds from the real store (in memory): the
@@ -37,7 +38,7 @@ func TestRunOverGraphStore(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	m, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf, Tiers: testTiers})
+	m, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: asOf, Tiers: testTiers})
 	if err != nil {
 		t.Fatal(err)
 	}

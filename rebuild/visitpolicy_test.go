@@ -7,6 +7,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // TestVisitPolicyOverGraphStore follows what a site said through the real
@@ -53,7 +54,7 @@ func TestVisitPolicyOverGraphStore(t *testing.T) {
 	record("dead.example", old.Add(day).Add(graph.GoneAfter), data.OutcomeDNSError, 0, 0)
 
 	dir := t.TempDir()
-	if _, err := Run(context.Background(), s, Options{DataDir: dir, Now: asOf, Tiers: testTiers}); err != nil {
+	if _, err := Run(context.Background(), shard.One(s), Options{DataDir: dir, Now: asOf, Tiers: testTiers}); err != nil {
 		t.Fatal(err)
 	}
 	snap := mustOpen(t, dir, "")

@@ -34,6 +34,13 @@ type PurgeResult struct {
 // the snapshot it writes is purged too. The store must have removed the
 // domain first, so that no later rebuild brings it back.
 func PurgeDomain(ctx context.Context, dataDir, domain string) (PurgeResult, error) {
+	return PurgeDomainIn(ctx, dataDir, Local(dataDir), domain)
+}
+
+// PurgeDomainIn is PurgeDomain over the snapshots of st (a Mirror of the
+// data directory's and a copy elsewhere: `remove --snapshots`), under the
+// data directory's rebuild lock.
+func PurgeDomainIn(ctx context.Context, dataDir string, st Storage, domain string) (PurgeResult, error) {
 	var res PurgeResult
 	d := Local(dataDir)
 	if _, err := os.Stat(d.root); errors.Is(err, os.ErrNotExist) {
@@ -44,12 +51,12 @@ func PurgeDomain(ctx context.Context, dataDir, domain string) (PurgeResult, erro
 		return res, err
 	}
 	defer release()
-	ids, err := d.List()
+	ids, err := st.List()
 	if err != nil {
 		return res, err
 	}
 	for _, id := range ids {
-		n, err := purgeSnapshot(d, id, domain)
+		n, err := purgeSnapshot(st, id, domain)
 		if err != nil {
 			return res, fmt.Errorf("snapshot %s: %w", id, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // visitsByDomain lists each domain's visit start times, in order.
@@ -67,7 +68,7 @@ func TestStoreBackupThroughCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv, err := serveControl(store, dir, slog.New(slog.DiscardHandler), nil)
+	srv, err := serveControl(shard.One(store), dir, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

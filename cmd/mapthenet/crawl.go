@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -49,6 +51,7 @@ type crawlFlags struct {
 	NameCache     int
 	Identity      identityFlags // --from, --crawler-info (identity.go)
 	Create        bool
+	Shards        int
 	Fleet         fleetFlags // --fleet, --node (fleet.go)
 }
 
@@ -133,6 +136,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	addIdentityFlags(f, &fl.Identity)
 	f.StringVar(&fl.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (default: off)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, crawl refuses: a mistyped --data-dir is not a new store)")
+	f.IntVar(&fl.Shards, "shards", 0, "with --create: make a store of this many shards, committed in parallel (default 1); on an existing store it must be the store's (0: take the store's; store reshard changes it)")
 	addFleetFlag(f, &fl.Fleet)
 	f.StringVar(&fl.Fleet.Node, "node", "", "this node's name in the fleet, unique (default: the host name)")
 	addNowFlag(cmd)
@@ -155,8 +159,12 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	opts.Now = now
+	if fl.Shards < 0 || fl.Shards > shard.MaxShards {
+		return usagef("--shards %d: want 1 to %d (0: the store's)", fl.Shards, shard.MaxShards)
+	}
 	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
-	store, err := openStore(global.DataDir, graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)}, fl.Create)
+	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)},
+		Create: fl.Create, Shards: fl.Shards, Platforms: platformSuffixes(opts.Platforms)})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			// Badger's lock decided; the owner file only names the holder.
@@ -173,7 +181,7 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err := control.WriteOwner(ownerPath, control.Self("mapthenet crawl", time.Now())); err != nil {
 		global.logger.Warn("cannot say who holds the store", "err", err)
 	}
-	logCrawlStart(global.logger, global.DataDir, opts)
+	logCrawlStart(global.logger, global.DataDir, opts, store)
 	defer os.Remove(ownerPath)
 	// While the crawl holds the store, a rebuild (from cron) asks it over
 	// <data-dir>/crawl.sock to run in this process, on a consistent view of
@@ -219,7 +227,7 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 
 // serveControl answers other commands on <data-dir>/crawl.sock while the
 // crawl holds the store.
-func serveControl(store *graph.Store, dataDir string, log *slog.Logger, activity *crawl.Activity) (*control.Server, error) {
+func serveControl(store *shard.Store, dataDir string, log *slog.Logger, activity *crawl.Activity) (*control.Server, error) {
 	return control.Serve(filepath.Join(dataDir, control.SocketName), map[string]control.Handler{
 		"status": func(context.Context, json.RawMessage) (any, error) {
 			if activity == nil {
@@ -240,12 +248,12 @@ func serveControl(store *graph.Store, dataDir string, log *slog.Logger, activity
 // rebuildHere runs a rebuild another process asked for (RebuildRequest)
 // on this crawl's store. One at a time, across processes too: a second
 // refuses with ErrBusy, naming the first.
-func rebuildHere(ctx context.Context, store *graph.Store, dataDir string, log *slog.Logger, args json.RawMessage) (*data.Manifest, error) {
+func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *slog.Logger, args json.RawMessage) (*data.Manifest, error) {
 	var req RebuildRequest
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("rebuild request: %w", err)
 	}
-	opts, err := rebuildOptions(dataDir, req.Flags, req.Now)
+	opts, err := rebuildOptions(ctx, dataDir, req.Flags, req.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +263,7 @@ func rebuildHere(ctx context.Context, store *graph.Store, dataDir string, log *s
 		return nil, err
 	}
 	defer release()
+	cleanSnapshotCopies(ctx, opts.Storage)
 	m, err := rebuild.Run(ctx, store, opts)
 	if errors.Is(err, snapshot.ErrBusy) {
 		return nil, control.Busy(err.Error())
@@ -384,9 +393,32 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// platformSuffixes are the suffixes of a crawl's platform table (nil: the
+// default table's): what a new store routes by.
+func platformSuffixes(ps []crawl.Platform) []string {
+	if ps == nil {
+		ps = crawl.DefaultPlatforms
+	}
+	out := []string{}
+	for _, p := range ps {
+		out = append(out, p.Suffix)
+	}
+	return out
+}
+
 // logCrawlStart is the crawl's first line: the settings in force, so that a
 // log file says what a run was doing and as whom.
-func logCrawlStart(log *slog.Logger, dataDir string, o crawl.Options) {
+func logCrawlStart(log *slog.Logger, dataDir string, o crawl.Options, store *shard.Store) {
+	if store.Shards() > 1 {
+		want, have := shard.MustRouter(store.Shards(), platformSuffixes(o.Platforms)).Platforms(), store.Router().Platforms()
+		if !slices.Equal(want, have) {
+			// Pace is shared across shards in one process; only a fleet,
+			// where shards live on different machines, needs a platform's
+			// sites in one shard.
+			log.Warn("the store routes domains to shards by other platforms than this crawl paces: a platform the store does not know may span shards "+
+				"(harmless on one machine; `store reshard --platform` changes the store's)", "store_platforms", have, "crawl_platforms", want)
+		}
+	}
 	operators := "off: no ip2asn table (README, \"Network operators\")"
 	if o.ASN != nil {
 		operators = "recorded from " + o.ASNSource
@@ -395,7 +427,7 @@ func logCrawlStart(log *slog.Logger, dataDir string, o crawl.Options) {
 	if minDelay == 0 && !o.MinDelaySet {
 		minDelay = crawl.DefaultMinDelay
 	}
-	log.Info("crawl starting", "version", buildinfo.Get().Version, "data_dir", dataDir, "shards", 1,
+	log.Info("crawl starting", "version", buildinfo.Get().Version, "data_dir", dataDir, "shards", store.Shards(),
 		"user_agent", o.UserAgent, "robots_token", o.RobotsToken, "from", o.From, "signature_agent", o.SignatureAgentURL,
 		"min_delay", minDelay.String(), "ip_delay", o.IPDelay.String(), "sites_in_flight", o.SitesInFlight,
 		"max_conns", o.MaxConns, "max_sites", o.MaxSites, "max_duration", o.MaxDuration.String(),

@@ -18,6 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/mapview"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/simweb"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
@@ -106,7 +107,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	}
 	fmt.Fprintf(out, "simulated web: %d sites on %s (CA %s)\n", len(web.Sites()), web.Addr(), web.CAFile())
 
-	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger, Create: true})
+	store, err := shard.Open(storePath(dir), shard.Options{Graph: graph.Options{Logger: global.logger}, Create: true})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 type initFlags struct {
@@ -25,6 +26,7 @@ type initFlags struct {
 	SignatureAgent string
 	CrawlerInfo    bool
 	Force          bool
+	Shards         int
 }
 
 func newInitCommand() *cobra.Command {
@@ -65,6 +67,7 @@ config.toml (exit 1) unless --force is given.`,
 	f.StringVar(&fl.SignatureAgent, "signature-agent", "", "URL of your published key directory (default: https://BOT-PAGE-HOST"+webbotauth.DirectoryPath+")")
 	f.BoolVar(&fl.CrawlerInfo, "crawler-info", false, "have crawl send X-Crawler-Info naming the bot page")
 	f.BoolVar(&fl.Force, "force", false, "replace an existing config.toml")
+	f.IntVar(&fl.Shards, "shards", 1, "shards of a new store: each its own Badger store, committed in parallel (ingest speed; a crawl fleet gives each node whole shards). Fixed once made: `store reshard` changes it")
 	addNowFlag(cmd)
 	return cmd
 }
@@ -130,7 +133,11 @@ func runInit(out io.Writer, fl initFlags) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	if err := createStore(dir); err != nil {
+	if fl.Shards < 1 || fl.Shards > shard.MaxShards {
+		return usagef("--shards %d: want 1 to %d", fl.Shards, shard.MaxShards)
+	}
+	k, err := createStore(dir, fl.Shards)
+	if err != nil {
 		return err
 	}
 	key, made, err := initKey(now)
@@ -142,7 +149,7 @@ func runInit(out io.Writer, fl initFlags) error {
 	}
 
 	fmt.Fprintf(out, "data directory %s\n", dir)
-	fmt.Fprintf(out, "  store:   %s\n", filepath.Join(dir, "store"))
+	fmt.Fprintf(out, "  store:   %s (%s)\n", filepath.Join(dir, "store"), k)
 	if made {
 		fmt.Fprintf(out, "  key:     created %s (%s; keep it secret: it is the crawler's identity)\n", key.ID, key.Path)
 	} else {
@@ -163,17 +170,21 @@ func runInit(out io.Writer, fl initFlags) error {
 	return nil
 }
 
-// createStore makes the link store (or opens the one there: init keeps a
-// store, as it keeps a key). A crawl holding it is busy (exit 3).
-func createStore(dir string) error {
-	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Logger: global.logger, Create: true})
+// createStore makes the link store of shards shards, routed by the
+// default platform table (or opens the one there: init keeps a store, as
+// it keeps a key, if it has that many shards). A crawl holding it is busy
+// (exit 3). It says how many shards the store has.
+func createStore(dir string, shards int) (string, error) {
+	s, err := openStore(dir, shard.Options{Graph: graph.Options{Logger: global.logger}, Create: true, Shards: shards,
+		Platforms: platformSuffixes(nil)})
 	if errors.Is(err, graph.ErrLocked) {
-		return busyError{fmt.Errorf("data dir %s is in use: init a data directory no crawl is running on", dir)}
+		return "", busyError{fmt.Errorf("data dir %s is in use: init a data directory no crawl is running on", dir)}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	return s.Close()
+	k := storeShards(s)
+	return k, s.Close()
 }
 
 // initKey makes the first signing key, or keeps the one there.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -32,7 +33,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	srv, err := serveControl(store, remote, slog.New(slog.DiscardHandler), nil)
+	srv, err := serveControl(shard.One(store), remote, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

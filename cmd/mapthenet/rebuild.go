@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +11,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/objstore"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -30,6 +34,9 @@ type rebuildFlags struct {
 	MaxShrink    float64 `json:"max_shrink,omitempty"`
 	AcceptShrink bool    `json:"accept_shrink,omitempty"`
 	Create       bool    `json:"-"` // local only: a crawl's store exists
+	// Snapshots is where a copy of every snapshot goes besides the data
+	// directory (--snapshots: a directory or s3://bucket/prefix).
+	Snapshots string `json:"snapshots,omitempty"`
 }
 
 // RebuildRequest is the args of the control socket's "rebuild" command:
@@ -104,13 +111,15 @@ first visits and its own discoveries follow the same table and threshold.
 	f.Float64Var(&fl.MaxShrink, "max-shrink", rebuild.DefaultMaxShrink, "snapshot guard: a snapshot with fewer than (1 - this) of the current one's domains or edges is written but not made current (exit 1); 0: the guard is off, except that an empty store never replaces a non-empty snapshot")
 	f.BoolVar(&fl.AcceptShrink, "accept-shrink", false, "make the snapshot current whatever the guard says (an empty one too)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, rebuild refuses: a mistyped --data-dir is not a new store)")
+	addSnapshotsFlag(f, &fl.Snapshots)
 	return cmd
 }
 
 // rebuildOptions checks the flags and turns them into rebuild.Options
 // (without Logger and Progress): the same for a local rebuild and for one
-// a running crawl does on request.
-func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Options, error) {
+// a running crawl does on request. With --snapshots, the snapshot store is
+// reached once (a rebuild must fail before its work, not after).
+func rebuildOptions(ctx context.Context, dataDir string, fl rebuildFlags, now time.Time) (rebuild.Options, error) {
 	if fl.Keep < 1 {
 		return rebuild.Options{}, usagef("--keep %d: want at least 1", fl.Keep)
 	}
@@ -146,6 +155,13 @@ func rebuildOptions(dataDir string, fl rebuildFlags, now time.Time) (rebuild.Opt
 		opts.MaxShrink = -1
 	}
 	opts.Rank.Workers = fl.Workers
+	if fl.Snapshots != "" {
+		st, err := snapshotStorage(ctx, dataDir, fl.Snapshots)
+		if err != nil {
+			return rebuild.Options{}, err
+		}
+		opts.Storage = st
+	}
 	return opts, nil
 }
 
@@ -165,7 +181,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	if err != nil {
 		return err
 	}
-	opts, err := rebuildOptions(global.DataDir, fl, now)
+	opts, err := rebuildOptions(cmd.Context(), global.DataDir, fl, now)
 	if err != nil {
 		return err
 	}
@@ -187,8 +203,9 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		return busyError{err}
 	}
 	defer func() { release() }()
+	cleanSnapshotCopies(cmd.Context(), opts.Storage)
 
-	store, err := openStore(global.DataDir, graph.Options{Logger: global.logger}, fl.Create)
+	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger}, Create: fl.Create})
 	if errors.Is(err, graph.ErrLocked) {
 		// A crawl (most likely) holds the store: it runs the rebuild and
 		// takes the rebuild lock itself.
@@ -198,7 +215,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		if err != nil {
 			return err
 		}
-		printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""))
+		printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""), opts.Storage)
 		return nil
 	}
 	if err != nil {
@@ -220,7 +237,7 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		}
 		return err
 	}
-	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""))
+	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""), opts.Storage)
 	return store.Close()
 }
 
@@ -252,12 +269,15 @@ func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, err
 	return &m, nil
 }
 
-func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {
+func printRebuildSummary(w io.Writer, m *data.Manifest, dir string, st snapshot.Storage) {
 	total := 0.0
 	for _, s := range m.Stages {
 		total += s.Seconds
 	}
 	fmt.Fprintf(w, "snapshot %s (as of %s) in %s\n", m.ID, m.AsOf.Format("2006-01-02 15:04:05Z07:00"), dir)
+	for _, c := range snapshot.Copies(st) {
+		fmt.Fprintf(w, "  copy: %s\n", c.Location(m.ID, ""))
+	}
 	fmt.Fprintf(w, "  %d domains, %d ranked; %d edges; %d link words; %d visits; %d scheduled\n",
 		m.Counts[data.DomainsFile], m.Rank.Ranked, m.Counts[data.EdgesFile], m.Counts[data.LinkWordsFile],
 		m.Counts[data.VisitsFile], m.Counts[data.ScheduleFile])
@@ -267,4 +287,54 @@ func printRebuildSummary(w io.Writer, m *data.Manifest, dir string) {
 		parts = append(parts, fmt.Sprintf("%s %.2fs", s.Stage, s.Seconds))
 	}
 	fmt.Fprintf(w, "  %.2fs: %s\n", total, strings.Join(parts, ", "))
+}
+
+// addSnapshotsFlag adds --snapshots (config.toml key "snapshots": rebuild
+// and remove read the same one).
+func addSnapshotsFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "snapshots", "", "also keep every snapshot in this directory or s3://bucket/prefix (credentials and endpoint from AWS_* variables: README, \"Snapshots on S3-compatible storage\"); current moves there only once the whole snapshot is uploaded")
+}
+
+// snapshotStorage is where snapshots go with --snapshots LOCATION: the data
+// directory's rebuilds/ and a copy at LOCATION (snapshot.Mirror of
+// objstore's Storage), which is checked to be reachable now.
+func snapshotStorage(ctx context.Context, dataDir, loc string) (snapshot.Storage, error) {
+	l, err := objstore.ParseLocation(loc)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--snapshots: %w", err)}
+	}
+	if !l.IsS3() {
+		a, _ := filepath.Abs(l.Dir)
+		b, _ := filepath.Abs(dataDir)
+		if a == b {
+			return nil, usagef("--snapshots %s: that is the data directory, whose rebuilds/ holds the snapshots anyway", loc)
+		}
+	}
+	st, err := l.Open(os.Getenv)
+	if errors.Is(err, objstore.ErrBadLocation) {
+		return nil, usageError{fmt.Errorf("--snapshots: %w", err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Check(ctx); err != nil {
+		return nil, fmt.Errorf("--snapshots %s: %w", loc, err)
+	}
+	local := snapshot.Local(dataDir)
+	return snapshot.Mirror(local, objstore.NewStorage(ctx, st, local.Location("", ""), global.logger)), nil
+}
+
+// cleanSnapshotCopies removes what failed uploads left in the snapshot
+// copies (objstore.RemoveIncomplete), with the rebuild lock held.
+func cleanSnapshotCopies(ctx context.Context, st snapshot.Storage) {
+	for _, c := range snapshot.Copies(st) {
+		if os, ok := c.(*objstore.Storage); ok {
+			removed, err := objstore.RemoveIncomplete(ctx, os.Store())
+			if err != nil {
+				global.logger.Warn("could not remove what failed uploads left", "store", os.Store().String(), "err", err)
+			} else if len(removed) > 0 {
+				global.logger.Info("removed what failed uploads left", "store", os.Store().String(), "objects", removed)
+			}
+		}
+	}
 }

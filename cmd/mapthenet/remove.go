@@ -19,6 +19,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -41,15 +42,20 @@ Proofs, tried in this order:
 While a crawl holds the store, the removal is done by that crawl (asked over
 <data-dir>/crawl.sock, as rebuild does), which also stops visiting the domain
 at once. Another process holding the store (a rebuild run on its own) is exit
-status 3: run the removal again after it.`,
+status 3: run the removal again after it. With --snapshots (as rebuild's),
+the copies of the snapshots there are rewritten too.`,
 		Example: `  mapthenet remove token example.com
   mapthenet remove verify example.com
   mapthenet remove force example.com --reason "owner asked by e-mail from admin@example.com"`,
 	}
 	cmd.RunE = unknownSubcommand
 	cmd.AddCommand(newRemoveTokenCommand(), newRemoveVerifyCommand(), newRemoveForceCommand())
+	addSnapshotsFlag(cmd.PersistentFlags(), &removeSnapshots)
 	return cmd
 }
+
+// removeSnapshots is remove's --snapshots.
+var removeSnapshots string
 
 // oneDomain takes exactly one DOMAIN argument and normalises it to the
 // registrable domain, as the store names it.
@@ -180,12 +186,19 @@ func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time
 // here, or, when a crawl holds it, that crawl, asked over crawl.sock. A
 // store held by a process that does not answer there is exit status 3.
 func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error) {
-	st, err := graph.Open(filepath.Join(global.DataDir, "store"), graph.Options{Logger: global.logger})
+	snapshots := removeSnapshots
+	if snapshots != "" {
+		// Reachable before anything is removed.
+		if _, err := snapshotStorage(ctx, global.DataDir, snapshots); err != nil {
+			return err
+		}
+	}
+	st, err := shard.Open(storePath(global.DataDir), shard.Options{Graph: graph.Options{Logger: global.logger}})
 	if errors.Is(err, graph.ErrLocked) {
 		sock := filepath.Join(global.DataDir, control.SocketName)
 		holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
 		global.logger.Info("the store is in use: asking the running crawl to remove", "holder", holder.String(), "socket", sock)
-		err := fn(crawlRemover{ctx: ctx, sock: sock})
+		err := fn(crawlRemover{ctx: ctx, sock: sock, snapshots: snapshots})
 		if errors.Is(err, control.ErrNoServer) {
 			return busyError{fmt.Errorf("the store is in use by %s, and no crawl answers on %s: "+
 				"run the removal again when it has finished", holder, sock)}
@@ -200,42 +213,53 @@ func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error
 			err = cerr
 		}
 	}()
-	return fn(purgingRemover{ctx: ctx, store: st, dataDir: global.DataDir, log: global.logger})
+	return fn(purgingRemover{ctx: ctx, store: st, dataDir: global.DataDir, log: global.logger, snapshots: snapshots})
 }
 
 // RemoveRequest asks a running crawl to remove a domain (the control
 // socket's "remove" command): the proof was checked by the caller.
 type RemoveRequest struct {
-	Domain string    `json:"domain"`
-	Reason string    `json:"reason"`
-	Proof  string    `json:"proof"`
-	At     time.Time `json:"at"`
+	Domain    string    `json:"domain"`
+	Reason    string    `json:"reason"`
+	Proof     string    `json:"proof"`
+	At        time.Time `json:"at"`
+	Snapshots string    `json:"snapshots,omitempty"` // --snapshots: a copy of the snapshots to purge too
 }
 
 // crawlRemover removes through the crawl that holds the store.
 type crawlRemover struct {
-	ctx  context.Context
-	sock string
+	ctx       context.Context
+	sock      string
+	snapshots string
 }
 
 func (c crawlRemover) RemoveDomain(name, reason, proof string, at time.Time) error {
-	return control.Call(c.ctx, c.sock, "remove", RemoveRequest{Domain: name, Reason: reason, Proof: proof, At: at}, nil)
+	return control.Call(c.ctx, c.sock, "remove", RemoveRequest{Domain: name, Reason: reason, Proof: proof, At: at, Snapshots: c.snapshots}, nil)
 }
 
 // purgingRemover removes a domain from the store, then from every kept
 // snapshot (after the store, so that no rebuild brings it back).
 type purgingRemover struct {
 	ctx     context.Context
-	store   *graph.Store
+	store   *shard.Store
 	dataDir string
 	log     *slog.Logger
+	// snapshots is --snapshots: a copy of the snapshots to purge as well.
+	snapshots string
 }
 
 func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) error {
+	var st snapshot.Storage = snapshot.Local(p.dataDir)
+	if p.snapshots != "" {
+		var err error
+		if st, err = snapshotStorage(p.ctx, p.dataDir, p.snapshots); err != nil {
+			return err
+		}
+	}
 	if err := p.store.RemoveDomain(name, reason, proof, at); err != nil {
 		return err
 	}
-	res, err := snapshot.PurgeDomain(p.ctx, p.dataDir, name)
+	res, err := snapshot.PurgeDomainIn(p.ctx, p.dataDir, st, name)
 	if err != nil {
 		return fmt.Errorf("removed from the store, but not yet from every snapshot (run the removal again): %w", err)
 	}
@@ -244,7 +268,7 @@ func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) e
 }
 
 // removeHere does a removal another process asked this crawl for.
-func removeHere(ctx context.Context, store *graph.Store, dataDir string, log *slog.Logger, args json.RawMessage) (any, error) {
+func removeHere(ctx context.Context, store *shard.Store, dataDir string, log *slog.Logger, args json.RawMessage) (any, error) {
 	var req RemoveRequest
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("remove request: %w", err)
@@ -255,7 +279,7 @@ func removeHere(ctx context.Context, store *graph.Store, dataDir string, log *sl
 	if strings.TrimSpace(req.Reason) == "" || req.At.IsZero() {
 		return nil, errors.New("remove request: a reason and a time are required")
 	}
-	rm := purgingRemover{ctx: ctx, store: store, dataDir: dataDir, log: log}
+	rm := purgingRemover{ctx: ctx, store: store, dataDir: dataDir, log: log, snapshots: req.Snapshots}
 	if err := rm.RemoveDomain(req.Domain, req.Reason, req.Proof, req.At); err != nil {
 		return nil, err
 	}

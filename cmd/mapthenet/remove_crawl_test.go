@@ -18,6 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -72,7 +73,7 @@ func TestRemoveWhileCrawling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ctl, err := serveControl(store, dir, slog.New(slog.DiscardHandler), nil)
+	ctl, err := serveControl(shard.One(store), dir, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl"
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -29,13 +30,13 @@ func newStatusCommand() *cobra.Command {
 		Long: `status asks a running crawl over <data-dir>/crawl.sock what it is doing
 (sites in flight, pages/s over the last minute and hour, the outcomes of
 the last hour's visits, what is due and waiting in this run), and reads
-the store's size and the current snapshot (its age, what its schedule has
+the store's size and number of shards and the current snapshot (its age, what its schedule has
 due now, in the next hour and in the next day, never-visited domains in
 line, the next due time). With no crawl running it says so and reports
 the rest. A socket that does not answer as a mapthenet crawl is an error.
 
 --json prints {"data_dir", "now", "crawl": {...} | null, "store":
-{"path", "bytes"}, "snapshot": {...} | null}; times RFC 3339 UTC.`,
+{"path", "exists", "bytes", "shards"}, "snapshot": {...} | null}; times RFC 3339 UTC.`,
 		Example: `  mapthenet status
   mapthenet status --json | jq .crawl.pages_per_s_last_minute`,
 		Args: cobra.NoArgs,
@@ -71,6 +72,7 @@ type storeStatus struct {
 	Path   string `json:"path"`
 	Exists bool   `json:"exists"`
 	Bytes  int64  `json:"bytes"`
+	Shards int    `json:"shards"` // K (package shard); 0 when there is no store
 }
 
 type snapshotStatus struct {
@@ -105,6 +107,14 @@ func readStatus(ctx context.Context, dataDir string, now time.Time) (*statusRepo
 	}
 	st.Store.Path = filepath.Join(dataDir, "store")
 	st.Store.Bytes, st.Store.Exists = dirSize(st.Store.Path)
+	if st.Store.Exists {
+		st.Store.Shards = 1
+		if l, sharded, err := shard.ReadLayout(st.Store.Path); err != nil {
+			return nil, err
+		} else if sharded {
+			st.Store.Shards = l.Shards
+		}
+	}
 	snap, err := snapshot.Open(dataDir, "")
 	if errors.Is(err, snapshot.ErrNoSnapshot) {
 		return st, nil // no snapshot yet
@@ -180,7 +190,8 @@ func (st *statusReport) write(w io.Writer) error {
 		fmt.Fprintln(w, "crawl: not running")
 	}
 	if st.Store.Exists {
-		fmt.Fprintf(w, "store: %s, %s\n", st.Store.Path, humanize.IBytes(uint64(st.Store.Bytes)))
+		fmt.Fprintf(w, "store: %s, %s, %d shard%s\n", st.Store.Path, humanize.IBytes(uint64(st.Store.Bytes)), st.Store.Shards,
+			map[bool]string{true: "s"}[st.Store.Shards != 1])
 	} else {
 		fmt.Fprintf(w, "store: none at %s\n", st.Store.Path)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // With nothing in the data dir, status says so and succeeds.
@@ -67,7 +68,7 @@ func TestStatusSnapshotAndCrawl(t *testing.T) {
 	fc := clockwork.NewFakeClockAt(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
 	act := crawl.NewActivity(fc)
 	fc.Advance(90 * time.Second)
-	srv, err := serveControl(store, dir, slog.New(slog.DiscardHandler), feedActivity(act))
+	srv, err := serveControl(shard.One(store), dir, slog.New(slog.DiscardHandler), feedActivity(act))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,22 +14,35 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/shard"
 )
 
 // storePath is the store's directory under the data directory.
 func storePath(dataDir string) string { return filepath.Join(dataDir, "store") }
 
-// openStore opens the data directory's store, refusing with a message that
-// says what to do when there is none and create is not set (a mistyped
-// --data-dir, an unset MAPTHENET_DIR in a cron line), or when it is
-// damaged.
-func openStore(dataDir string, o graph.Options, create bool) (*graph.Store, error) {
-	o.Create = create
-	s, err := graph.Open(storePath(dataDir), o)
-	if errors.Is(err, graph.ErrNoStore) {
+// openStore opens the data directory's store (package shard: one Badger
+// store, or K shards), refusing with a message that says what to do when
+// there is none and o.Create is not set (a mistyped --data-dir, an unset
+// MAPTHENET_DIR in a cron line), when it is damaged, or when --shards
+// asks for a K it does not have (a usage error).
+func openStore(dataDir string, o shard.Options) (*shard.Store, error) {
+	s, err := shard.Open(storePath(dataDir), o)
+	var se *shard.ShardsError
+	switch {
+	case errors.Is(err, graph.ErrNoStore):
 		return nil, noStoreError(dataDir)
+	case errors.As(err, &se):
+		return nil, usageError{err}
 	}
 	return s, err
+}
+
+// storeShards describes a store's K for people: "1 shard" or "8 shards".
+func storeShards(s *shard.Store) string {
+	if s.Shards() == 1 {
+		return "1 shard"
+	}
+	return fmt.Sprintf("%d shards", s.Shards())
 }
 
 func noStoreError(dataDir string) error {
@@ -57,7 +70,7 @@ func newStoreCommand() *cobra.Command {
 damaged file; store backup writes it to one file; store restore makes a
 new store from such a file. See README, "Recovering from damage".`,
 	}
-	cmd.AddCommand(newStoreVerifyCommand(), newStoreBackupCommand(), newStoreRestoreCommand())
+	cmd.AddCommand(newStoreVerifyCommand(), newStoreBackupCommand(), newStoreRestoreCommand(), newStoreReshardCommand())
 	return cmd
 }
 
@@ -72,7 +85,7 @@ per damaged file and exits 1 when there is any, 0 when the store is sound.
 The store must not be in use (stop a running crawl first: exit 3 otherwise).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := graph.Verify(storePath(global.DataDir), global.logger)
+			rep, err := shard.Verify(storePath(global.DataDir), global.logger)
 			switch {
 			case errors.Is(err, graph.ErrLocked):
 				return busyError{fmt.Errorf("%w: stop the crawl, then verify", err)}
@@ -115,8 +128,8 @@ type BackupRequest struct {
 
 // BackupResult is its answer.
 type BackupResult struct {
-	Bytes   int64  `json:"bytes"`
-	Version uint64 `json:"version"`
+	Bytes  int64 `json:"bytes"`
+	Shards int   `json:"shards"`
 }
 
 func newStoreBackupCommand() *cobra.Command {
@@ -124,11 +137,13 @@ func newStoreBackupCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup --out FILE",
 		Short: "Write the whole store to one file (consistent, also while a crawl runs)",
-		Long: `backup writes the store as Badger's backup stream to FILE, written under a
-temporary name and renamed when complete. It is one consistent view of
-the store: every visit is wholly in it or wholly out. While a crawl holds
-the store, the crawl writes the backup (asked over <data-dir>/crawl.sock)
-and goes on crawling.`,
+		Long: `backup writes the store to FILE, written under a temporary name and
+renamed when complete: Badger's backup stream for a store of one shard,
+and for K shards a tar of the layout (shards.json) and each shard's
+stream (shard-NN.badger). Each shard's view is consistent (every visit is
+wholly in it or wholly out); the shards' views are all taken at once when
+the backup starts. While a crawl holds the store, the crawl writes the
+backup (asked over <data-dir>/crawl.sock) and goes on crawling.`,
 		Example: `  mapthenet store backup --out /srv/backups/mapthenet-$(date -u +%F).badger`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -160,7 +175,7 @@ and goes on crawling.`,
 }
 
 func backupLocal(out string) (BackupResult, error) {
-	s, err := openStore(global.DataDir, graph.Options{Logger: global.logger, NameCache: -1}, false)
+	s, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger, NameCache: -1}})
 	if err != nil {
 		return BackupResult{}, err
 	}
@@ -170,13 +185,13 @@ func backupLocal(out string) (BackupResult, error) {
 
 // writeBackup writes s's backup to out atomically (temporary file, sync,
 // rename).
-func writeBackup(s *graph.Store, out string) (BackupResult, error) {
+func writeBackup(s *shard.Store, out string) (BackupResult, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
 		return BackupResult{}, err
 	}
 	defer os.Remove(tmp.Name())
-	v, err := s.Backup(tmp)
+	err = s.Backup(tmp, filepath.Dir(out))
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -193,11 +208,11 @@ func writeBackup(s *graph.Store, out string) (BackupResult, error) {
 	if err != nil {
 		return BackupResult{}, fmt.Errorf("backup to %s: %w", out, err)
 	}
-	return BackupResult{Bytes: st.Size(), Version: v}, nil
+	return BackupResult{Bytes: st.Size(), Shards: s.Shards()}, nil
 }
 
 // backupHere is the crawl's "backup" handler.
-func backupHere(_ context.Context, store *graph.Store, args json.RawMessage) (any, error) {
+func backupHere(_ context.Context, store *shard.Store, args json.RawMessage) (any, error) {
 	var req BackupRequest
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("backup request: %w", err)
@@ -214,7 +229,9 @@ func newStoreRestoreCommand() *cobra.Command {
 		Short: "Make a new store from a backup, in a data dir that holds no store",
 		Long: `restore reads a file written by store backup into <data-dir>/store, which
 must not exist or be empty: restore never merges into a store. To replace a
-damaged store, move it aside first (mv <data-dir>/store <data-dir>/store.damaged).`,
+damaged store, move it aside first (mv <data-dir>/store <data-dir>/store.damaged).
+A backup of K shards restores all of them, into a new directory renamed into
+place once every shard opens: the store appears whole or not at all.`,
 		Example: `  mv /var/lib/mapthenet/store /var/lib/mapthenet/store.damaged
   mapthenet store restore /srv/backups/mapthenet-2026-12-01.badger`,
 		Args: cobra.ExactArgs(1),
@@ -225,7 +242,7 @@ damaged store, move it aside first (mv <data-dir>/store <data-dir>/store.damaged
 			}
 			defer f.Close()
 			dir := storePath(global.DataDir)
-			if err := graph.Restore(dir, f, global.logger); err != nil {
+			if err := shard.Restore(dir, f, global.logger); err != nil {
 				if errors.Is(err, graph.ErrNotEmpty) {
 					return fmt.Errorf("%w: move the store aside first (mv %s %s.damaged)", err, dir, strings.TrimSuffix(dir, "/"))
 				}

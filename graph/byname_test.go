@@ -1,0 +1,219 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+)
+
+// nameView is a view's content keyed by name, the way ByName hands it out.
+type nameView struct {
+	Names  []string
+	States map[string]data.DomainState // ID zeroed
+	Edges  []string                    // "src>dst first last nofollow sitewide words"
+	Visits []string                    // "domain started outcome pages"
+}
+
+func collectByName(t *testing.T, s *Store) nameView {
+	t.Helper()
+	sn, err := s.Snapshot()
+	must(t, err)
+	defer sn.Close()
+	names, err := sn.Names()
+	must(t, err)
+	out := nameView{Names: names, States: map[string]data.DomainState{}}
+	must(t, sn.ByName(func(n *Named) error {
+		if names[n.Index] != n.State.Name {
+			return fmt.Errorf("index %d is %q in Names, %q in ByName", n.Index, names[n.Index], n.State.Name)
+		}
+		st := n.State
+		st.ID = 0
+		out.States[st.Name] = st
+		for i, e := range n.Edges {
+			if i > 0 && e.Dst <= n.Edges[i-1].Dst {
+				return fmt.Errorf("%s: edges out of order", st.Name)
+			}
+			out.Edges = append(out.Edges, fmt.Sprintf("%s>%s %d %d %v %v %v", st.Name, names[e.Dst],
+				e.FirstSeen.UnixNano(), e.LastSeen.UnixNano(), e.Nofollow, e.Sitewide, e.Words))
+		}
+		for _, v := range n.Visits {
+			e, err := DecodeVisit(n.State.ID, v)
+			if err != nil {
+				return err
+			}
+			out.Visits = append(out.Visits, fmt.Sprintf("%s %d %s %d", st.Name, e.StartedAt.UnixNano(), e.Outcome, e.Pages))
+		}
+		return nil
+	}))
+	return out
+}
+
+// fillSmall records visits that exercise every kind of record: new link
+// targets, followed and nofollow links, a target visited later, a domain
+// visited twice, a seed, a removal.
+func fillSmall(t *testing.T, s *Store) {
+	t.Helper()
+	must(t, s.AddDomains([]string{"seed.test", "zeta.test"}, t0, true))
+	nf := link("nofollow.test")
+	nf.Nofollow = true
+	must(t, s.RecordVisits([]*data.VisitResult{
+		visit("zeta.test", t0, data.OutcomeOK, link("alpha.test", "news"), link("mid.test", "home", "news"), nf),
+		visit("alpha.test", t0.Add(time.Hour), data.OutcomeOK, link("zeta.test"), link("gone.test")),
+	}))
+	must(t, s.RecordVisits([]*data.VisitResult{
+		visit("mid.test", t0.Add(2*time.Hour), data.OutcomeTimeout),
+		visit("zeta.test", t0.Add(3*time.Hour), data.OutcomePartial, link("beta.test", "shop")),
+	}))
+	must(t, s.RemoveDomain("gone.test", "asked", "dns", t0.Add(4*time.Hour)))
+}
+
+func TestByNameOrderAndContent(t *testing.T) {
+	s := openMem(t)
+	fillSmall(t, s)
+	got := collectByName(t, s)
+	want := []string{"alpha.test", "beta.test", "mid.test", "nofollow.test", "seed.test", "zeta.test"}
+	if !slices.Equal(got.Names, want) {
+		t.Fatalf("names %v, want %v (sorted, the removed one left out)", got.Names, want)
+	}
+	// The same content as the id-ordered readers.
+	d := dumpStore(t, s)
+	names := map[uint32]string{}
+	for _, st := range d.Domains {
+		names[st.ID] = st.Name
+		g := got.States[st.Name]
+		st.ID = 0
+		if !reflect.DeepEqual(g, st) {
+			t.Errorf("%s: ByName state %+v, Domains %+v", st.Name, g, st)
+		}
+	}
+	var edges, visits []string
+	for _, e := range d.Edges {
+		edges = append(edges, fmt.Sprintf("%s>%s %d %d %v %v %v", names[e.SrcID], names[e.DstID],
+			e.FirstSeen.UnixNano(), e.LastSeen.UnixNano(), e.Nofollow, e.Sitewide, e.Words))
+	}
+	for _, v := range d.Visits {
+		visits = append(visits, fmt.Sprintf("%s %d %s %d", names[v.DomainID], v.StartedAt.UnixNano(), v.Outcome, v.Pages))
+	}
+	slices.Sort(edges)
+	slices.Sort(visits)
+	if !slices.Equal(got.Edges, edges) {
+		t.Errorf("ByName edges\n%v\nwant\n%v", got.Edges, edges)
+	}
+	if !slices.Equal(got.Visits, visits) {
+		t.Errorf("ByName visits\n%v\nwant\n%v", got.Visits, visits)
+	}
+	if !got.States["mid.test"].FollowedIn || got.States["nofollow.test"].FollowedIn {
+		t.Errorf("FollowedIn: mid.test %v (want true), nofollow.test %v (want false)",
+			got.States["mid.test"].FollowedIn, got.States["nofollow.test"].FollowedIn)
+	}
+}
+
+// Import of every domain ByName lists makes a store whose view is the same
+// (ids aside), removal list included.
+func TestImportRoundTrip(t *testing.T) {
+	src := openMem(t)
+	fillSmall(t, src)
+	want := collectByName(t, src)
+
+	sn, err := src.Snapshot()
+	must(t, err)
+	defer sn.Close()
+	names, err := sn.Names()
+	must(t, err)
+	var ds []ImportDomain
+	must(t, sn.ByName(func(n *Named) error {
+		d := ImportDomain{State: n.State}
+		for _, e := range n.Edges {
+			d.Edges = append(d.Edges, ImportEdge{Dst: names[e.Dst], FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
+				Nofollow: e.Nofollow, Sitewide: e.Sitewide, Words: e.Words})
+		}
+		for _, v := range n.Visits {
+			d.Visits = append(d.Visits, RawVisit{StartedAt: v.StartedAt, Value: slices.Clone(v.Value)})
+		}
+		ds = append(ds, d)
+		return nil
+	}))
+	var rs []Removal
+	must(t, sn.Removed(func(r Removal) error { rs = append(rs, r); return nil }))
+
+	dst := openMem(t)
+	must(t, dst.ImportRemovals(rs))
+	// In reverse, so that targets are created by edges before their own
+	// records come: the result must not depend on the order.
+	slices.Reverse(ds)
+	must(t, dst.Import(ds[:2]))
+	must(t, dst.Import(ds[2:]))
+	got := collectByName(t, dst)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("imported view\n%+v\nwant\n%+v", got, want)
+	}
+	if removed, err := dst.IsRemoved("gone.test"); err != nil || !removed {
+		t.Errorf("the removal list did not come along: %v %v", removed, err)
+	}
+	if err := dst.Import([]ImportDomain{{State: data.DomainState{Name: "gone.test"}}}); !errors.Is(err, ErrRemoved) {
+		t.Errorf("import of a removed domain: %v, want ErrRemoved", err)
+	}
+}
+
+func TestFence(t *testing.T) {
+	s := openMem(t)
+	must(t, s.RecordVisit(visit("a.test", t0, data.OutcomeOK, link("b.test"))))
+	lost := errors.New("shard 3 moved to node b")
+	s.SetFence(func() error { return lost })
+	for name, err := range map[string]error{
+		"visits":  s.RecordVisit(visit("c.test", t0, data.OutcomeOK, link("d.test"))),
+		"domains": s.AddDomains([]string{"e.test"}, t0, true),
+		"removal": s.RemoveDomain("a.test", "x", "y", t0),
+		"meta":    s.SetOwnerToken(7),
+	} {
+		if !errors.Is(err, ErrFenced) || !errors.Is(err, lost) {
+			t.Errorf("%s under a refusing fence: %v, want ErrFenced wrapping the fence's error", name, err)
+		}
+	}
+	for _, n := range []string{"c.test", "d.test", "e.test"} {
+		if _, ok, _ := s.Domain(n); ok {
+			t.Errorf("%s was written through the fence", n)
+		}
+	}
+	s.SetFence(func() error { return nil })
+	must(t, s.SetOwnerToken(7))
+	if tok, ok, err := s.OwnerToken(); err != nil || !ok || tok != 7 {
+		t.Errorf("owner token %d %v %v, want 7", tok, ok, err)
+	}
+	s.SetFence(nil)
+	must(t, s.RecordVisit(visit("c.test", t0, data.OutcomeOK)))
+}
+
+// Two records of one name (a domain's own and a reference to it, from two
+// shards) import as the rebuild merges them, in either order.
+func TestImportMergesRecords(t *testing.T) {
+	visited := data.DomainState{Name: "a.test", FirstSeen: t0.Add(time.Hour), LastVisit: t0.Add(2 * time.Hour),
+		LastOutcome: data.OutcomeOK, LastStatus: 200, Seeded: true}
+	ref := data.DomainState{Name: "a.test", FirstSeen: t0, FollowedIn: true}
+	edges := []ImportEdge{{Dst: "b.test", FirstSeen: t0, LastSeen: t0.Add(time.Hour)}}
+	for _, order := range [][]ImportDomain{
+		{{State: visited, Edges: edges}, {State: ref}},
+		{{State: ref}, {State: visited, Edges: edges}},
+	} {
+		s := openMem(t)
+		must(t, s.Import(order[:1]))
+		must(t, s.Import(order[1:]))
+		got := stateOf(t, s, "a.test")
+		want := visited
+		want.ID, want.FirstSeen, want.FollowedIn = got.ID, t0, true
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("merged %+v, want %+v", got, want)
+		}
+		if len(edgesOf(t, s, "a.test")) != 1 {
+			t.Errorf("the edges of a.test were lost")
+		}
+		if err := s.Import([]ImportDomain{{State: visited, Edges: edges}}); err == nil {
+			t.Error("a second record with out-edges was merged")
+		}
+	}
+}

@@ -1,0 +1,461 @@
+package rebuild
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/snapshot"
+)
+
+// Merge is the whole store as the K parts of its shards show it (a
+// Source): a streaming k-way merge of the parts' files, each sorted by
+// name. A domain's global id is its index in the name order of all the
+// parts' names together, so the same store gives the same ids, rows and
+// files whatever its K (and whatever order it was recorded in).
+//
+// A name several shards know (a domain and the references to it as a
+// link target) is one domain: its state is that of the record with the
+// latest visit (its own shard's; the references were never visited),
+// first seen is the earliest of the records', and it is followed-in or
+// seeded if any record says so. Edges, visits and link-word counts need
+// no combining: a domain's out-links and visits are in its own shard only
+// (a domain with out-links in two parts is refused), and the link-word
+// counts of the shards count disjoint linking domains, so they add up.
+//
+// Memory: the id table (4 bytes per name per part that knows it) and a
+// batch of rows per part and file; never the edges.
+type Merge struct {
+	parts []*snapshot.Part
+	ids   [][]uint32 // per part: row of its domains file → global id
+	n     uint32
+}
+
+// OpenMerge checks that parts are the K parts of one store, in shard
+// order, written by this store format, and reads their names to number
+// the domains.
+func OpenMerge(parts []*snapshot.Part) (*Merge, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("merge: no parts")
+	}
+	for i, p := range parts {
+		m := p.Manifest
+		switch {
+		case m.Shards != len(parts) || m.Shard != i:
+			return nil, fmt.Errorf("merge: part %s is shard %d of %d, want shard %d of %d", p.Dir, m.Shard, m.Shards, i, len(parts))
+		case m.StoreFormat != graph.FormatVersion:
+			return nil, fmt.Errorf("merge: part %s holds states of store format %d, this program reads %d", p.Dir, m.StoreFormat, graph.FormatVersion)
+		}
+	}
+	mg := &Merge{parts: parts, ids: make([][]uint32, len(parts))}
+	if err := mg.number(); err != nil {
+		return nil, err
+	}
+	return mg, nil
+}
+
+// partName reads only a part's domain names.
+type partName struct {
+	Domain string `parquet:"domain"`
+}
+
+// number is the merge of the parts' names: each distinct name gets the
+// next global id, each part's rows their names' ids.
+func (mg *Merge) number() error {
+	cur, err := openCursors[partName](mg.parts, data.PartDomainsFile)
+	if err != nil {
+		return err
+	}
+	defer closeCursors(cur)
+	heads := make([]*partName, len(cur))
+	h := &kway{less: func(a, b int) bool { return heads[a].Domain < heads[b].Domain }}
+	for k, c := range cur {
+		if heads[k] = c.Next(); heads[k] != nil {
+			h.push(k)
+		} else if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	var last string
+	for h.Len() > 0 {
+		k := h.top()
+		name := heads[k].Domain
+		if mg.n > 0 && name <= last {
+			// Only a part out of order can bring a name back.
+			return fmt.Errorf("merge: %s: names out of order (%q after %q)", mg.parts[k].Dir, name, last)
+		}
+		last = strings.Clone(name)
+		g := mg.n
+		mg.n++
+		for h.Len() > 0 && heads[h.top()].Domain == last {
+			k := h.top()
+			mg.ids[k] = append(mg.ids[k], g)
+			if heads[k] = cur[k].Next(); heads[k] != nil {
+				h.fix()
+			} else {
+				if err := cur[k].Err(); err != nil {
+					return err
+				}
+				h.pop()
+			}
+		}
+	}
+	for k, p := range mg.parts {
+		if want := p.Manifest.Counts[data.PartDomainsFile]; int64(len(mg.ids[k])) != want {
+			return fmt.Errorf("merge: %s: %d names, its part.json says %d", p.Dir, len(mg.ids[k]), want)
+		}
+	}
+	return nil
+}
+
+// NumDomains is the number of distinct names: ids are 0 to NumDomains-1.
+func (mg *Merge) NumDomains() uint32 { return mg.n }
+
+// global maps row of part k to its global id.
+func (mg *Merge) global(k int, row int32) (uint32, error) {
+	if row < 0 || int(row) >= len(mg.ids[k]) {
+		return 0, fmt.Errorf("merge: %s names domain row %d of %d", mg.parts[k].Dir, row, len(mg.ids[k]))
+	}
+	return mg.ids[k][row], nil
+}
+
+// Domains calls fn for every domain in id (name) order, its records in
+// the parts merged.
+func (mg *Merge) Domains(fn func(*data.DomainState) error) error {
+	cur, err := openCursors[data.PartDomainRow](mg.parts, data.PartDomainsFile)
+	if err != nil {
+		return err
+	}
+	defer closeCursors(cur)
+	rows := make([]int32, len(cur)) // the row each cursor is at
+	h := &kway{less: func(a, b int) bool { return mg.ids[a][rows[a]] < mg.ids[b][rows[b]] }}
+	heads := make([]*data.PartDomainRow, len(cur))
+	for k, c := range cur {
+		if heads[k] = c.Next(); heads[k] != nil {
+			h.push(k)
+		} else if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	var states []data.DomainState
+	for g := uint32(0); h.Len() > 0; g++ {
+		states = states[:0]
+		for h.Len() > 0 {
+			k := h.top()
+			if mg.ids[k][rows[k]] != g {
+				break
+			}
+			st, err := graph.DecodeState(g, heads[k].State)
+			if err != nil {
+				return fmt.Errorf("merge: %s: domain %q: %w", mg.parts[k].Dir, heads[k].Domain, err)
+			}
+			if st.Name != heads[k].Domain {
+				return fmt.Errorf("merge: %s: the state of %q names %q", mg.parts[k].Dir, heads[k].Domain, st.Name)
+			}
+			states = append(states, st)
+			rows[k]++
+			if heads[k] = cur[k].Next(); heads[k] != nil {
+				h.fix()
+			} else {
+				if err := cur[k].Err(); err != nil {
+					return err
+				}
+				h.pop()
+			}
+		}
+		if len(states) == 0 {
+			return fmt.Errorf("merge: domain id %d has no record (the parts changed since they were opened?)", g)
+		}
+		st := mergeStates(states)
+		if err := fn(&st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeStates is one domain's state from the records of the shards that
+// know it (see Merge).
+func mergeStates(states []data.DomainState) data.DomainState {
+	st := states[0]
+	for _, o := range states[1:] {
+		if o.LastVisit.After(st.LastVisit) {
+			first, followed, seeded := st.FirstSeen, st.FollowedIn, st.Seeded
+			st = o
+			st.FirstSeen, st.FollowedIn, st.Seeded = first, followed, seeded
+		}
+		if !o.FirstSeen.IsZero() && (st.FirstSeen.IsZero() || o.FirstSeen.Before(st.FirstSeen)) {
+			st.FirstSeen = o.FirstSeen
+		}
+		st.FollowedIn = st.FollowedIn || o.FollowedIn
+		st.Seeded = st.Seeded || o.Seeded
+	}
+	return st
+}
+
+// Edges calls fn for every edge in (src id, dst id) order.
+func (mg *Merge) Edges(fn func(*data.EdgeRecord) error) error {
+	cur, err := openCursors[data.PartEdgeRow](mg.parts, data.PartEdgesFile)
+	if err != nil {
+		return err
+	}
+	defer closeCursors(cur)
+	keys := make([]uint64, len(cur)) // global src<<32 | dst of each head
+	rec := make([]data.EdgeRecord, len(cur))
+	h := &kway{less: func(a, b int) bool { return keys[a] < keys[b] }}
+	advance := func(k int) (bool, error) {
+		r := cur[k].Next()
+		if r == nil {
+			return false, cur[k].Err()
+		}
+		s, err := mg.global(k, r.Src)
+		if err != nil {
+			return false, err
+		}
+		d, err := mg.global(k, r.Dst)
+		if err != nil {
+			return false, err
+		}
+		key := uint64(s)<<32 | uint64(d)
+		if key <= keys[k] && keys[k] != noKey {
+			return false, fmt.Errorf("merge: %s: edges out of order or repeated (%d→%d)", mg.parts[k].Dir, s, d)
+		}
+		keys[k] = key
+		rec[k] = data.EdgeRecord{SrcID: s, DstID: d, FirstSeen: nanos(r.FirstSeen), LastSeen: nanos(r.LastSeen),
+			Nofollow: r.Nofollow, Sitewide: r.Sitewide}
+		return true, nil
+	}
+	for k := range cur {
+		keys[k] = noKey
+		ok, err := advance(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.push(k)
+		}
+	}
+	lastSrc, lastPart := noKey, -1
+	for h.Len() > 0 {
+		k := h.top()
+		// A run: this part's edges while they come before every other
+		// part's next, with no heap work.
+		for {
+			src := keys[k] >> 32
+			if src == lastSrc && k != lastPart {
+				return fmt.Errorf("merge: domain id %d has out-links in shards %d and %d: the shards disagree on its owner", src, lastPart, k)
+			}
+			lastSrc, lastPart = src, k
+			e := rec[k]
+			if err := fn(&e); err != nil {
+				return err
+			}
+			ok, err := advance(k)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				h.pop()
+				break
+			}
+			if h.Len() > 1 && !h.headFirst() {
+				h.fix()
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// noKey is a key before any: no row read yet.
+const noKey = ^uint64(0)
+
+// Visits calls fn for every visit-log entry in (id, start) order.
+func (mg *Merge) Visits(fn func(*data.VisitLogEntry) error) error {
+	cur, err := openCursors[data.PartVisitRow](mg.parts, data.PartVisitsFile)
+	if err != nil {
+		return err
+	}
+	defer closeCursors(cur)
+	type key struct {
+		id uint32
+		at int64
+	}
+	keys := make([]key, len(cur))
+	heads := make([]*data.PartVisitRow, len(cur))
+	h := &kway{less: func(a, b int) bool {
+		return keys[a].id < keys[b].id || keys[a].id == keys[b].id && keys[a].at < keys[b].at
+	}}
+	advance := func(k int) (bool, error) {
+		r := cur[k].Next()
+		heads[k] = r
+		if r == nil {
+			return false, cur[k].Err()
+		}
+		id, err := mg.global(k, r.Domain)
+		if err != nil {
+			return false, err
+		}
+		keys[k] = key{id, r.StartedAt}
+		return true, nil
+	}
+	for k := range cur {
+		ok, err := advance(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.push(k)
+		}
+	}
+	for h.Len() > 0 {
+		k := h.top()
+		v, err := graph.DecodeVisit(keys[k].id, graph.RawVisit{StartedAt: nanos(keys[k].at), Value: heads[k].Visit})
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", mg.parts[k].Dir, err)
+		}
+		if err := fn(&v); err != nil {
+			return err
+		}
+		ok, err := advance(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.fix()
+		} else {
+			h.pop()
+		}
+	}
+	return nil
+}
+
+// LinkWords calls fn for every (target id, word) with the sum of the
+// parts' counts, in (target id, word) order.
+func (mg *Merge) LinkWords(fn func(dst uint32, word string, sites int64) error) error {
+	cur, err := openCursors[data.PartLinkWordRow](mg.parts, data.PartLinkWordsFile)
+	if err != nil {
+		return err
+	}
+	defer closeCursors(cur)
+	dsts := make([]uint32, len(cur))
+	heads := make([]*data.PartLinkWordRow, len(cur))
+	h := &kway{less: func(a, b int) bool {
+		return dsts[a] < dsts[b] || dsts[a] == dsts[b] && heads[a].Word < heads[b].Word
+	}}
+	advance := func(k int) (bool, error) {
+		r := cur[k].Next()
+		heads[k] = r
+		if r == nil {
+			return false, cur[k].Err()
+		}
+		d, err := mg.global(k, r.Domain)
+		dsts[k] = d
+		return err == nil, err
+	}
+	for k := range cur {
+		ok, err := advance(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.push(k)
+		}
+	}
+	for h.Len() > 0 {
+		k := h.top()
+		dst, word := dsts[k], strings.Clone(heads[k].Word)
+		var sites int64
+		for h.Len() > 0 {
+			k := h.top()
+			if dsts[k] != dst || heads[k].Word != word {
+				break
+			}
+			sites += heads[k].Sites
+			ok, err := advance(k)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if dsts[k] < dst || dsts[k] == dst && heads[k].Word <= word {
+					return fmt.Errorf("merge: %s: link words out of order", mg.parts[k].Dir)
+				}
+				h.fix()
+			} else {
+				h.pop()
+			}
+		}
+		if err := fn(dst, word, sites); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func openCursors[T any](parts []*snapshot.Part, file string) ([]*snapshot.Cursor[T], error) {
+	cur := make([]*snapshot.Cursor[T], len(parts))
+	for k, p := range parts {
+		c, err := snapshot.OpenCursor[T](p, file)
+		if err != nil {
+			closeCursors(cur)
+			return nil, err
+		}
+		cur[k] = c
+	}
+	return cur, nil
+}
+
+func closeCursors[T any](cur []*snapshot.Cursor[T]) {
+	for _, c := range cur {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// kway is a min-heap of part indices, ordered by less over their current
+// rows: the k-way merge's frontier (container/heap).
+type kway struct {
+	parts []int
+	less  func(a, b int) bool
+}
+
+func (h *kway) Len() int           { return len(h.parts) }
+func (h *kway) Less(i, j int) bool { return h.less(h.parts[i], h.parts[j]) }
+func (h *kway) Swap(i, j int)      { h.parts[i], h.parts[j] = h.parts[j], h.parts[i] }
+func (h *kway) Push(x any)         { h.parts = append(h.parts, x.(int)) }
+func (h *kway) Pop() any {
+	n := len(h.parts) - 1
+	x := h.parts[n]
+	h.parts = h.parts[:n]
+	return x
+}
+
+func (h *kway) push(k int) { heap.Push(h, k) }
+func (h *kway) top() int   { return h.parts[0] }
+func (h *kway) pop()       { heap.Pop(h) }
+
+// fix restores the order after the top's row moved on.
+func (h *kway) fix() { heap.Fix(h, 0) }
+
+// headFirst reports whether the top still comes before both its children
+// (so a run from it may go on without heap work).
+func (h *kway) headFirst() bool {
+	for _, c := range []int{1, 2} {
+		if c < len(h.parts) && h.less(h.parts[c], h.parts[0]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,268 @@
+package shard
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+// Backup writes the whole store to w. A store of one shard in today's
+// layout writes Badger's backup stream (graph.Store.Backup), as backups
+// always have been. A store of K shards writes a tar archive: LayoutFile,
+// then shard-NN.badger, each shard's backup stream. Every shard's view is
+// consistent in itself (a visit wholly in or out), and all are opened at
+// once when Backup starts; across shards they may differ by the visits
+// committed in those few milliseconds, which no visit spans (a visit
+// writes one shard). The streams are staged in tmpDir (a tar entry needs
+// its size first), in parallel, and removed after.
+func (s *Store) Backup(w io.Writer, tmpDir string) error {
+	if s.plain {
+		_, err := s.shards[0].Backup(w)
+		return err
+	}
+	files := make([]*os.File, len(s.shards))
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}
+	}()
+	// Not parallel(): every shard's stream starts at once, so that the
+	// views are taken together.
+	errs := make([]error, len(s.shards))
+	done := make(chan int)
+	for i := range s.shards {
+		go func() {
+			defer func() { done <- i }()
+			f, err := os.CreateTemp(tmpDir, ".backup-"+ShardDir(i)+"-*")
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			files[i] = f
+			bw := bufio.NewWriterSize(f, 1<<20)
+			if _, err := s.shards[i].Backup(bw); err != nil {
+				errs[i] = fmt.Errorf("shard %d: %w", i, err)
+				return
+			}
+			errs[i] = bw.Flush()
+		}()
+	}
+	for range s.shards {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	lb, err := layoutJSON(layoutOf(s.router))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := tw.WriteHeader(&tar.Header{Name: LayoutFile, Mode: 0o644, Size: int64(len(lb)), ModTime: now}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(lb); err != nil {
+		return err
+	}
+	for i, f := range files {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: ShardDir(i) + ".badger", Mode: 0o644, Size: st.Size(), ModTime: now}); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, f); err != nil {
+			return fmt.Errorf("shard %d: %w", i, err)
+		}
+	}
+	return tw.Close()
+}
+
+// Restore makes a new store at dir from what Backup wrote (either form:
+// it tells them apart by the tar header). dir must not exist or be empty
+// (graph.ErrNotEmpty): a restore never merges into a store. A store of K
+// shards is restored into a new directory beside dir, every shard checked
+// to open as its shard, and then renamed into place: it appears whole or
+// not at all.
+func Restore(dir string, r io.Reader, log *slog.Logger) error {
+	if exists, err := holdsStore(dir); err != nil {
+		return err
+	} else if exists {
+		return fmt.Errorf("%w: %s holds a store", graph.ErrNotEmpty, dir)
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(512)
+	if !isTar(head) {
+		return graph.Restore(dir, br, log)
+	}
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	removeStale(parent, "."+base+".restore-")
+	tmp, err := os.MkdirTemp(parent, "."+base+".restore-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	tr := tar.NewReader(br)
+	var l Layout
+	haveLayout := false
+	restored := map[int]bool{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("shard: restore: not a whole backup: %w", err)
+		}
+		if h.Name == LayoutFile {
+			b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
+			if err != nil {
+				return err
+			}
+			if err := writeSynced(filepath.Join(tmp, LayoutFile), b); err != nil {
+				return err
+			}
+			if l, haveLayout, err = ReadLayout(tmp); err != nil || !haveLayout {
+				return fmt.Errorf("shard: restore: the backup's %s: %v", LayoutFile, err)
+			}
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(h.Name, "shard-%d.badger", &i); err != nil || !haveLayout || i < 0 || i >= l.Shards || restored[i] ||
+			h.Name != ShardDir(i)+".badger" {
+			return fmt.Errorf("shard: restore: unexpected entry %q in the backup", h.Name)
+		}
+		sdir := filepath.Join(tmp, ShardDir(i))
+		if err := graph.Restore(sdir, tr, log); err != nil {
+			return fmt.Errorf("shard %d: %w", i, err)
+		}
+		restored[i] = true
+	}
+	if !haveLayout || len(restored) != l.Shards {
+		return fmt.Errorf("shard: restore: the backup holds %d of %d shards: it was cut short", len(restored), l.Shards)
+	}
+	// Every shard opens as itself.
+	if err := parallel(l.Shards, func(i int) error {
+		s, err := openShard(tmp, l, i, graph.Options{Logger: log, NameCache: -1, RecordCache: -1})
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	}); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	return moveInto(tmp, dir)
+}
+
+// RestoreShard makes shard i of the sharded store at dir from one shard's
+// backup stream (graph.Store.Backup of that shard: what a fleet node that
+// held it put in the snapshot store). The shard's directory must not
+// exist or be empty; the restored store must be shard i of dir's layout.
+func RestoreShard(dir string, i int, r io.Reader, log *slog.Logger) error {
+	l, sharded, err := ReadLayout(dir)
+	if err != nil {
+		return err
+	}
+	if !sharded {
+		return fmt.Errorf("%w: %s has no %s: not a sharded store", ErrLayout, dir, LayoutFile)
+	}
+	if i < 0 || i >= l.Shards {
+		return fmt.Errorf("shard: shard %d of a store of %d", i, l.Shards)
+	}
+	sdir := filepath.Join(dir, ShardDir(i))
+	if err := graph.Restore(sdir, r, log); err != nil {
+		return err
+	}
+	s, err := openShard(dir, l, i, graph.Options{Logger: log, NameCache: -1, RecordCache: -1})
+	if err != nil {
+		os.RemoveAll(sdir)
+		return fmt.Errorf("shard %d: the restored store is not this shard (removed again): %w", i, err)
+	}
+	return s.Close()
+}
+
+// isTar reports whether b starts with a POSIX tar header.
+func isTar(b []byte) bool {
+	return len(b) >= 512 && (bytes.Equal(b[257:262], []byte("ustar")))
+}
+
+func layoutJSON(l Layout) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeLayoutTo(&buf, l); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Verify checks the store at dir without writing to it (graph.Verify of
+// every shard, and the layout: every shard there, marked as itself). The
+// report's damaged files name their shard's directory. It returns an error
+// only when it cannot check (no store, a shard in use).
+func Verify(dir string, log *slog.Logger) (*graph.VerifyReport, error) {
+	l, sharded, err := ReadLayout(dir)
+	if err != nil {
+		rep := &graph.VerifyReport{Records: map[string]int{}}
+		rep.Damage = append(rep.Damage, &graph.DamageError{File: filepath.Join(dir, LayoutFile), What: err.Error()})
+		return rep, nil
+	}
+	if !sharded {
+		return graph.Verify(dir, log)
+	}
+	rep := &graph.VerifyReport{Records: map[string]int{}}
+	for i := range l.Shards {
+		sdir := filepath.Join(dir, ShardDir(i))
+		r, err := graph.Verify(sdir, log)
+		if errors.Is(err, graph.ErrNoStore) {
+			rep.Damage = append(rep.Damage, &graph.DamageError{File: sdir, What: fmt.Sprintf("shard %d of %d is missing", i, l.Shards)})
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		rep.Files += r.Files
+		rep.Damage = append(rep.Damage, r.Damage...)
+		for _, n := range r.Notes {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("shard %d: %s", i, n))
+		}
+		for k, v := range r.Records {
+			rep.Records[k] += v
+		}
+		if r.OK() {
+			// The files are sound: is it the shard it should be?
+			s, err := openShard(dir, l, i, graph.Options{Logger: log, ReadOnly: true, NameCache: -1, RecordCache: -1})
+			switch {
+			case errors.Is(err, ErrLayout):
+				rep.Damage = append(rep.Damage, &graph.DamageError{File: sdir, What: err.Error()})
+			case err == nil:
+				s.Close()
+			}
+		}
+	}
+	return rep, nil
+}

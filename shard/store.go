@@ -1,0 +1,505 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
+)
+
+// Store is a link store of K shards, each its own graph.Store, with the
+// domains routed among them by Router. Its methods are safe for
+// concurrent use; writes to different shards run in parallel.
+type Store struct {
+	dir    string
+	router Router
+	plain  bool // one shard in today's layout: dir is the Badger store itself
+	shards []*graph.Store
+}
+
+// Options configure Open.
+type Options struct {
+	// Graph are every shard's options. Create is ignored (Create below
+	// decides); in a store of K shards, each takes a Kth of the name
+	// cache, record cache, memtable and block cache (ShareOptions).
+	Graph graph.Options
+	// Create makes a store where dir holds none, of Shards shards routed
+	// by Platforms. Without it, Open refuses with graph.ErrNoStore.
+	Create bool
+	// Shards is K for Create (0 or 1: one shard, today's layout). When
+	// opening an existing store, 0 takes its K, any other value must be
+	// its K (*ShardsError otherwise).
+	Shards int
+	// Platforms are the shared platforms' suffixes a new store routes by
+	// (every site of one in one shard): the crawl's --platform table.
+	// Recorded in the store; they do not change afterwards.
+	Platforms []string
+}
+
+// ShardsError: a store opened with a number of shards it does not have.
+type ShardsError struct {
+	Dir        string
+	Have, Want int
+}
+
+func (e *ShardsError) Error() string {
+	return fmt.Sprintf("the store at %s has %d shard%s, not %d: `mapthenet store reshard --shards %d` rewrites it (offline)",
+		e.Dir, e.Have, plural(e.Have), e.Want, e.Want)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Open opens the store in dir: today's layout (dir is one Badger store:
+// one shard) or K shards under dir/shard-NN with their LayoutFile. A
+// damaged, locked or missing shard fails the open, naming it; no shard is
+// left open then.
+func Open(dir string, opts Options) (*Store, error) {
+	l, sharded, err := ReadLayout(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !sharded {
+		exists, err := holdsStore(dir)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case exists && opts.Shards > 1:
+			return nil, &ShardsError{Dir: dir, Have: 1, Want: opts.Shards}
+		case !exists && opts.Shards > 1 && opts.Create && !opts.Graph.ReadOnly:
+			r, err := NewRouter(opts.Shards, opts.Platforms)
+			if err != nil {
+				return nil, err
+			}
+			if err := create(dir, r); err != nil {
+				return nil, err
+			}
+			if l, sharded, err = ReadLayout(dir); err != nil || !sharded {
+				return nil, fmt.Errorf("shard: the store made at %s does not read back: %v", dir, err)
+			}
+		default:
+			go1 := opts.Graph
+			go1.Create = opts.Create
+			s, err := graph.Open(dir, go1)
+			if err != nil {
+				return nil, err
+			}
+			r, _ := NewRouter(1, nil)
+			return &Store{dir: dir, router: r, plain: true, shards: []*graph.Store{s}}, nil
+		}
+	}
+	if opts.Shards > 0 && opts.Shards != l.Shards {
+		return nil, &ShardsError{Dir: dir, Have: l.Shards, Want: opts.Shards}
+	}
+	r, err := l.Router()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, router: r, shards: make([]*graph.Store, l.Shards)}
+	gopts := ShareOptions(opts.Graph, l.Shards)
+	err = parallel(l.Shards, func(i int) error {
+		st, err := openShard(dir, l, i, gopts)
+		s.shards[i] = st
+		return err
+	})
+	if err != nil {
+		for _, st := range s.shards {
+			if st != nil {
+				st.Close()
+			}
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenShard opens shard i of the sharded store in dir alone (a fleet node
+// holds some of the shards: the others need not be there), checking that
+// it is that shard of the store's layout. opts are the shard's own
+// (ShareOptions divides a machine's among its shards).
+func OpenShard(dir string, i int, opts graph.Options) (*graph.Store, Layout, error) {
+	l, sharded, err := ReadLayout(dir)
+	if err != nil {
+		return nil, l, err
+	}
+	if !sharded {
+		return nil, l, fmt.Errorf("%w: %s has no %s: not a sharded store", ErrLayout, dir, LayoutFile)
+	}
+	if i < 0 || i >= l.Shards {
+		return nil, l, fmt.Errorf("shard: shard %d of a store of %d", i, l.Shards)
+	}
+	s, err := openShard(dir, l, i, opts)
+	return s, l, err
+}
+
+func openShard(dir string, l Layout, i int, opts graph.Options) (*graph.Store, error) {
+	sdir := filepath.Join(dir, ShardDir(i))
+	opts.Create = false
+	st, err := graph.Open(sdir, opts)
+	if errors.Is(err, graph.ErrNoStore) {
+		return nil, fmt.Errorf("%w: shard %d (%s) is missing from the store of %d shards: restore it from a backup",
+			ErrLayout, i, sdir, l.Shards)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShard(st, sdir, l, i); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// ShareOptions are one shard's options in a store of k on one machine:
+// the caches, memtable and block cache that one store would have, shared
+// out (a memtable no smaller than 16 MiB, a name cache no smaller than
+// 1 Mi names), so that K shards take about the memory of one store.
+func ShareOptions(o graph.Options, k int) graph.Options {
+	if k <= 1 {
+		return o
+	}
+	if o.NameCache >= 0 {
+		n := o.NameCache
+		if n == 0 {
+			n = graph.DefaultNameCache
+		}
+		o.NameCache = max(n/k, 1<<20)
+	}
+	if o.RecordCache >= 0 {
+		n := o.RecordCache
+		if n == 0 {
+			n = graph.DefaultRecordCache
+		}
+		o.RecordCache = max(n/k, 16<<20)
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = max(int64(64<<20)/int64(k), 16<<20)
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = max(int64(256<<20)/int64(k), 16<<20)
+	}
+	return o
+}
+
+// holdsStore reports whether dir exists and holds anything.
+func holdsStore(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return len(entries) > 0, err
+}
+
+// create makes a store of r.Shards() shards at dir, which must not exist
+// or be empty: every shard and the layout file in a new directory beside
+// it, then renamed into place, so that a store appears whole or not at
+// all (a killed create leaves only a .NAME.new-* directory beside it,
+// which the next create removes).
+func create(dir string, r Router) error {
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	removeStale(parent, "."+base+".new-")
+	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // after the rename, nothing
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := fill(tmp, r, nil); err != nil {
+		return err
+	}
+	return moveInto(tmp, dir)
+}
+
+// fill makes r's empty shards and layout file in dir, running each new
+// shard through write (when not nil) before it is closed.
+func fill(dir string, r Router, write func(i int, s *graph.Store) error) error {
+	l := layoutOf(r)
+	err := parallel(r.Shards(), func(i int) error {
+		sdir := filepath.Join(dir, ShardDir(i))
+		s, err := graph.Open(sdir, ShareOptions(graph.Options{Create: true, NameCache: -1, RecordCache: -1}, r.Shards()))
+		if err != nil {
+			return err
+		}
+		err = markShard(s, l, i)
+		if err == nil && write != nil {
+			err = write(i, s)
+		}
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = syncDir(sdir)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeLayout(dir, l); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// moveInto renames the directory tmp to dir (which must not exist, or be
+// an empty directory) and syncs the parent.
+func moveInto(tmp, dir string) error {
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("shard: %s is not empty: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// removeStale removes the entries of dir whose names start with prefix:
+// what a killed create or reshard left.
+func removeStale(dir, prefix string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// parallel runs fn(0..n-1), at most GOMAXPROCS at once, and joins the
+// errors.
+func parallel(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = fn(i)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Shards is K.
+func (s *Store) Shards() int { return len(s.shards) }
+
+// Router is the store's routing.
+func (s *Store) Router() Router { return s.router }
+
+// Sharded reports whether the store has the sharded layout (shard
+// directories and a LayoutFile), rather than today's single store.
+func (s *Store) Sharded() bool { return !s.plain }
+
+// Shard is shard i's store.
+func (s *Store) Shard(i int) *graph.Store { return s.shards[i] }
+
+// ShardDir is where shard i lives.
+func (s *Store) ShardDir(i int) string {
+	if s.plain {
+		return s.dir
+	}
+	return filepath.Join(s.dir, ShardDir(i))
+}
+
+// ShardOf is the shard domain lives in.
+func (s *Store) ShardOf(domain string) int { return s.router.Of(domain) }
+
+// Close closes every shard.
+func (s *Store) Close() error {
+	return parallel(len(s.shards), func(i int) error { return s.shards[i].Close() })
+}
+
+// SetFence sets shard i's fence (graph.Store.SetFence): every commit to
+// that shard first calls check, and is refused (graph.ErrFenced) when it
+// fails. nil removes it.
+func (s *Store) SetFence(i int, check func() error) { s.shards[i].SetFence(check) }
+
+// Domain returns a domain's state as its own shard holds it: a domain
+// known elsewhere only as a link target, and never visited or seeded, is
+// not found (found is false), as a never-seen one.
+func (s *Store) Domain(name string) (data.DomainState, bool, error) {
+	return s.shards[s.router.Of(name)].Domain(name)
+}
+
+// IsRemoved reports whether name is on the removal list (every shard
+// keeps the whole list).
+func (s *Store) IsRemoved(name string) (bool, error) {
+	return s.shards[s.router.Of(name)].IsRemoved(name)
+}
+
+// Removals lists the removal list in name order (the union of the
+// shards': a removal cut off half-way is in some only).
+func (s *Store) Removals() ([]graph.Removal, error) {
+	seen := map[string]bool{}
+	var out []graph.Removal
+	for _, sh := range s.shards {
+		rs, err := sh.Removals()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if !seen[r.Name] {
+				seen[r.Name] = true
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b graph.Removal) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// AddDomains adds names to their own shards (graph.Store.AddDomains),
+// shards in parallel.
+func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
+	if len(s.shards) == 1 {
+		return s.shards[0].AddDomains(names, seen, seeded)
+	}
+	by := make([][]string, len(s.shards))
+	for _, n := range names {
+		i := s.router.Of(n)
+		by[i] = append(by[i], n)
+	}
+	return parallel(len(s.shards), func(i int) error {
+		if len(by[i]) == 0 {
+			return nil
+		}
+		return s.shards[i].AddDomains(by[i], seen, seeded)
+	})
+}
+
+// RecordShard records visits of shard i's domains in one transaction of
+// that shard (graph.Store.RecordVisits): the crawl's recorder batches per
+// shard and calls it from several goroutines, so that shards commit in
+// parallel. A visit of another shard's domain is refused (a VisitError).
+func (s *Store) RecordShard(i int, vs []*data.VisitResult) error {
+	if len(s.shards) > 1 {
+		for j, v := range vs {
+			if v != nil && s.router.Of(v.Domain) != i {
+				return &graph.VisitError{Index: j, Domain: v.Domain,
+					Err: fmt.Errorf("belongs to shard %d, not %d", s.router.Of(v.Domain), i)}
+			}
+		}
+	}
+	return s.shards[i].RecordVisits(vs)
+}
+
+// RecordVisits records visits, each in its own domain's shard: one
+// transaction per shard, the shards in parallel. It is not atomic across
+// shards: after an error, the other shards' visits may be committed. A
+// *graph.VisitError's Index is into vs. (The crawl records per shard,
+// RecordShard; this is for tools and tests.)
+func (s *Store) RecordVisits(vs []*data.VisitResult) error {
+	if len(s.shards) == 1 {
+		return s.shards[0].RecordVisits(vs)
+	}
+	by := make([][]*data.VisitResult, len(s.shards))
+	at := make([][]int, len(s.shards))
+	for j, v := range vs {
+		i := 0
+		if v != nil {
+			i = s.router.Of(v.Domain)
+		}
+		by[i] = append(by[i], v)
+		at[i] = append(at[i], j)
+	}
+	return parallel(len(s.shards), func(i int) error {
+		if len(by[i]) == 0 {
+			return nil
+		}
+		err := s.shards[i].RecordVisits(by[i])
+		var ve *graph.VisitError
+		if errors.As(err, &ve) && ve.Index >= 0 && ve.Index < len(at[i]) {
+			return &graph.VisitError{Index: at[i][ve.Index], Domain: ve.Domain, Err: ve.Err}
+		}
+		return err
+	})
+}
+
+// RemoveDomain removes a domain from every shard (graph.Store.RemoveDomain:
+// its own record and visits in its shard, links to it and references in
+// all). Shards are done in parallel; after an error some shards may
+// already have it on their removal list: calling RemoveDomain again
+// finishes the others.
+func (s *Store) RemoveDomain(name, reason, proof string, at time.Time) error {
+	return parallel(len(s.shards), func(i int) error {
+		return s.shards[i].RemoveDomain(name, reason, proof, at)
+	})
+}
+
+// EnsureVerified checks every shard's tables (graph.Store.EnsureVerified).
+func (s *Store) EnsureVerified() error {
+	return parallel(len(s.shards), func(i int) error { return s.shards[i].EnsureVerified() })
+}
+
+// GC runs every shard's value-log GC.
+func (s *Store) GC() error {
+	return parallel(len(s.shards), func(i int) error { return s.shards[i].GC() })
+}
+
+// Snapshot opens a view of every shard (graph.Store.Snapshot), one after
+// the other at one moment: each view is consistent within its shard (a
+// visit, which one shard holds, is wholly in it or out); across shards
+// they are taken microseconds apart, so a link target's own shard may show
+// it a visit later or earlier than the shard that links to it. Close it.
+func (s *Store) Snapshot() (*Snapshot, error) {
+	sn := &Snapshot{views: make([]*graph.Snapshot, len(s.shards))}
+	for i, sh := range s.shards {
+		v, err := sh.Snapshot()
+		if err != nil {
+			sn.Close()
+			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		sn.views[i] = v
+	}
+	return sn, nil
+}
+
+// Snapshot is a view of every shard of a store.
+type Snapshot struct {
+	views []*graph.Snapshot
+}
+
+// Shards is K.
+func (sn *Snapshot) Shards() int { return len(sn.views) }
+
+// Shard is shard i's view.
+func (sn *Snapshot) Shard(i int) *graph.Snapshot { return sn.views[i] }
+
+// Close releases every view.
+func (sn *Snapshot) Close() error {
+	for _, v := range sn.views {
+		if v != nil {
+			v.Close()
+		}
+	}
+	return nil
+}
+
+// One is the store of one shard (today's layout) over g, opened by the
+// caller: for tools and tests that open a graph.Store themselves. Closing
+// it closes g.
+func One(g *graph.Store) *Store {
+	return &Store{dir: g.Dir(), router: MustRouter(1, nil), plain: true, shards: []*graph.Store{g}}
+}
