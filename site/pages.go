@@ -137,12 +137,7 @@ func (s *Server) domainPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusBadRequest, "message.html", pageData{Title: "Bad request", Message: "in and out are page numbers (1, 2, …)."})
 		return
 	}
-	d, err := ix.report(row, (inPage-1)*linksPerPage, (outPage-1)*linksPerPage, linksPerPage)
-	if err != nil {
-		s.log.Error("domain page", "domain", ix.names[row], "err", err)
-		s.render(w, r, http.StatusInternalServerError, "message.html", pageData{Title: "Error", Message: "Reading the snapshot failed."})
-		return
-	}
+	d := ix.report(row, (inPage-1)*linksPerPage, (outPage-1)*linksPerPage, linksPerPage)
 	base := url.Values{"in": {strconv.Itoa(inPage)}, "out": {strconv.Itoa(outPage)}}
 	v := domainView{domainJSON: d, PointOnMap: d.Point != nil,
 		InPage:  newPager(base, "in", inPage, d.InLinks.Total, linksPerPage),

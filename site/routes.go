@@ -58,7 +58,7 @@ func loadStatics() map[string]*staticFile {
 			if err != nil {
 				panic(err)
 			}
-			b, err := gzipBlob(raw)
+			b, err := makeBlob(raw)
 			if err != nil {
 				panic(err)
 			}
@@ -83,6 +83,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /static/{file...}", s.static)
 	m.HandleFunc("GET /api/map/meta.json", s.mapBlob(func(p *mapPayload) blob { return p.meta }, "application/json"))
 	m.HandleFunc("GET /api/map/points.bin", s.mapBlob(func(p *mapPayload) blob { return p.points }, "application/octet-stream"))
+	m.HandleFunc("GET /api/map/details.bin", s.mapBlob(func(p *mapPayload) blob { return p.details }, "application/octet-stream"))
 	m.HandleFunc("GET /api/map/names.txt", s.mapBlob(func(p *mapPayload) blob { return p.names }, "text/plain; charset=utf-8"))
 	m.HandleFunc("GET /api/snapshot", s.apiSnapshot)
 	m.HandleFunc("GET /api/search", s.apiSearch)
@@ -241,8 +242,8 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// writeBlob writes a pre-compressed body: as it is to a client that takes
-// gzip, decompressed on the way otherwise.
+// writeBlob writes a body made once: a gzipped one as it is to a client
+// that takes gzip, decompressed on the way otherwise.
 func writeBlob(w http.ResponseWriter, r *http.Request, b blob, typ, etag, cache string) {
 	h := w.Header()
 	h.Set("Content-Type", typ)
@@ -253,11 +254,13 @@ func writeBlob(w http.ResponseWriter, r *http.Request, b blob, typ, etag, cache 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
-		h.Set("Content-Length", strconv.Itoa(len(b.gz)))
+	if !b.gzipped || acceptsGzip(r) {
+		if b.gzipped {
+			h.Set("Content-Encoding", "gzip")
+		}
+		h.Set("Content-Length", strconv.Itoa(len(b.body)))
 		if r.Method != http.MethodHead {
-			_, _ = w.Write(b.gz)
+			_, _ = w.Write(b.body)
 		}
 		return
 	}
@@ -265,7 +268,7 @@ func writeBlob(w http.ResponseWriter, r *http.Request, b blob, typ, etag, cache 
 	if r.Method == http.MethodHead {
 		return
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b.gz))
+	zr, err := gzip.NewReader(bytes.NewReader(b.body))
 	if err == nil {
 		_, _ = io.Copy(w, zr)
 	}
