@@ -508,7 +508,7 @@ func (ix *Index) readEdges(src *source, workers int) (*rawEdges, error) {
 	err = t.scan(workers, func(b *edgeBatch) error {
 		src, dst := e.src[b.First:b.First+len(b.SrcID)], e.dst[b.First:b.First+len(b.SrcID)]
 		for i, id := range b.SrcID {
-			s, d := rowOf(id), rowOf(b.DstID[i])
+			s, d := rowOf.row(id), rowOf.row(b.DstID[i])
 			if s < 0 || d < 0 {
 				skipped.Add(1)
 				src[i] = skipEdge
@@ -572,10 +572,6 @@ func (ix *Index) linkEdges(e *rawEdges, workers int) error {
 	// numbers, then back to rows: sorting plain numbers in place is cheaper
 	// than comparing through posOf.
 	const placeShift = 2
-	toPlace := func(l uint32) uint32 {
-		return uint32(ix.posOf[l&linkRow])<<placeShift | (l>>30)&3
-	}
-	toRow := func(p uint32) uint32 { return uint32(ix.order[p>>placeShift]) | (p&3)<<30 }
 	parts := splitByLinks(ix.outOff, workers)
 	var wg sync.WaitGroup
 	for k := range len(parts) - 1 {
@@ -585,16 +581,21 @@ func (ix *Index) linkEdges(e *rawEdges, workers int) error {
 			for s := parts[k]; s < parts[k+1]; s++ {
 				list := ix.outTo[ix.outOff[s]:ix.outOff[s+1]]
 				for i, l := range list {
-					list[i] = toPlace(l)
+					list[i] = uint32(ix.posOf[l&linkRow])<<placeShift | l>>30
 				}
 				slices.Sort(list)
+				for i, p := range list {
+					list[i] = uint32(ix.order[p>>placeShift]) | p<<30
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	// The links by target: sources visited in map order, each target's
+	// list comes out best-ranked source first.
 	ix.inOff = make([]uint32, n+1)
-	for _, p := range ix.outTo {
-		ix.inOff[ix.order[p>>placeShift]+1]++
+	for _, l := range ix.outTo {
+		ix.inOff[l&linkRow+1]++
 	}
 	for i := range n {
 		ix.inOff[i+1] += ix.inOff[i]
@@ -602,23 +603,12 @@ func (ix *Index) linkEdges(e *rawEdges, workers int) error {
 	ix.inFrom = make([]uint32, len(ix.outTo))
 	fill := slices.Clone(ix.inOff[:n])
 	for _, s := range ix.order {
-		for _, p := range ix.outTo[ix.outOff[s]:ix.outOff[s+1]] {
-			t := ix.order[p>>placeShift]
-			ix.inFrom[fill[t]] = uint32(s) | (p&3)<<30
+		for _, l := range ix.outTo[ix.outOff[s]:ix.outOff[s+1]] {
+			t := l & linkRow
+			ix.inFrom[fill[t]] = uint32(s) | l&^linkRow
 			fill[t]++
 		}
 	}
-	for k := range len(parts) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			list := ix.outTo[ix.outOff[parts[k]]:ix.outOff[parts[k+1]]]
-			for i, p := range list {
-				list[i] = toRow(p)
-			}
-		}()
-	}
-	wg.Wait()
 	return nil
 }
 
@@ -652,9 +642,14 @@ func bucket(n, m int, each func(yield func(key int, val uint32))) ([]uint32, []u
 	return off, vals
 }
 
-// rowsByStoreID maps the store ids edges.parquet names to rows: a slice
-// when the ids are dense (as the store makes them), else a map.
-func (ix *Index) rowsByStoreID() (func(int32) int32, error) {
+// storeRows maps the store ids edges.parquet names to rows: a slice when
+// the ids are dense (as the store makes them), else a map.
+type storeRows struct {
+	dense  []int32 // by id; -1: none
+	sparse map[int32]int32
+}
+
+func (ix *Index) rowsByStoreID() (*storeRows, error) {
 	maxID := int32(-1)
 	for _, id := range ix.storeID {
 		if id < 0 {
@@ -670,23 +665,27 @@ func (ix *Index) rowsByStoreID() (func(int32) int32, error) {
 		for r, id := range ix.storeID {
 			dense[id] = int32(r)
 		}
-		return func(id int32) int32 {
-			if id < 0 || int(id) >= len(dense) {
-				return -1
-			}
-			return dense[id]
-		}, nil
+		return &storeRows{dense: dense}, nil
 	}
 	sparse := make(map[int32]int32, ix.n)
 	for r, id := range ix.storeID {
 		sparse[id] = int32(r)
 	}
-	return func(id int32) int32 {
-		if r, ok := sparse[id]; ok {
-			return r
+	return &storeRows{sparse: sparse}, nil
+}
+
+// row is the row of store id, or -1.
+func (m *storeRows) row(id int32) int32 {
+	if m.sparse == nil {
+		if uint32(id) < uint32(len(m.dense)) {
+			return m.dense[id]
 		}
 		return -1
-	}, nil
+	}
+	if r, ok := m.sparse[id]; ok {
+		return r
+	}
+	return -1
 }
 
 // loadWords keeps each domain's link words, most used first.

@@ -19,6 +19,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -628,7 +629,7 @@ func (b *byteArrays) str(i int) string {
 }
 
 func (rg *rowGroup) byteArrays(col string, dst *byteArrays) error {
-	dst.data, dst.off, dst.nulls = dst.data[:0], append(dst.off[:0], 0), grow(dst.nulls, rg.rows)
+	dst.data, dst.off, dst.nulls = dst.data[:0], append(slices.Grow(dst.off[:0], rg.rows+1), 0), grow(dst.nulls, rg.rows)
 	err := rg.pages(col, func(p parquet.Page, at int, maxDef byte) error {
 		n := int(p.NumRows())
 		var vals []byte
@@ -660,6 +661,8 @@ func (rg *rowGroup) byteArrays(col string, dst *byteArrays) error {
 		values := len(offs) - 1
 		if idx != nil {
 			values = len(idx)
+		} else {
+			dst.data = slices.Grow(dst.data, int(offs[len(offs)-1]-offs[0]))
 		}
 		defs := p.DefinitionLevels()
 		if maxDef == 0 || len(defs) == 0 {

@@ -65,6 +65,12 @@ func (ix *Index) loadVisits(src *source, in *interner) error {
 		return err
 	}
 	defer t.close()
+	// Room for every row, or three a domain if fewer (at most ten are
+	// kept; the columns grow past three a domain if need be).
+	if c := min(t.rows(), 3*ix.n); c > 0 {
+		v.started, v.finished, v.bytes = make([]int64, 0, c), make([]int64, 0, c), make([]int64, 0, c)
+		v.outcome, v.status, v.pages, v.errStr = make([]uint32, 0, c), make([]int32, 0, c), make([]int32, 0, c), make([]int32, 0, c)
+	}
 	var run []visit
 	row, name, started := int32(-1), "", false
 	flush := func() error {
