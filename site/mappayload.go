@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mapthenet/mapthenet/mapview"
