@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/hugepage"
 )
 
 // Index is one snapshot held in memory for serving: every domain's columns
@@ -222,13 +223,13 @@ func (ix *Index) loadDomains(src *source, in *interner, workers int) (xs, ys []f
 		return nil, nil, fmt.Errorf("%w: %d, more than %d", ErrTooBig, n, maxDomains)
 	}
 	ix.n = n
-	ix.storeID, ix.rank, ix.prevRank, ix.score = make([]int32, n), make([]int32, n), make([]int32, n), make([]float64, n)
-	ix.inDomains, ix.outDomains, ix.tier = make([]int32, n), make([]int32, n), make([]uint8, n)
-	ix.revisitDays, ix.pages = make([]int16, n), make([]int16, n)
-	ix.firstSeen, ix.lastVisit, ix.nextVisit = make([]int64, n), make([]int64, n), make([]int64, n)
-	ix.lastStatus, ix.lastOutcome, ix.flags = make([]int16, n), make([]uint32, n), make([]uint8, n)
-	ix.asn, ix.operator, ix.failures, ix.community = make([]uint32, n), make([]uint32, n), make([]int32, n), make([]int32, n)
-	xs, ys = make([]float64, n), make([]float64, n)
+	ix.storeID, ix.rank, ix.prevRank, ix.score = large[int32](n), large[int32](n), large[int32](n), large[float64](n)
+	ix.inDomains, ix.outDomains, ix.tier = large[int32](n), large[int32](n), large[uint8](n)
+	ix.revisitDays, ix.pages = large[int16](n), large[int16](n)
+	ix.firstSeen, ix.lastVisit, ix.nextVisit = large[int64](n), large[int64](n), large[int64](n)
+	ix.lastStatus, ix.lastOutcome, ix.flags = large[int16](n), large[uint32](n), large[uint8](n)
+	ix.asn, ix.operator, ix.failures, ix.community = large[uint32](n), large[uint32](n), large[int32](n), large[int32](n)
+	xs, ys = large[float64](n), large[float64](n)
 	// Each row group's names, joined in file order once all are read.
 	type names struct {
 		first int
@@ -407,7 +408,7 @@ func (ix *Index) sortRows() {
 			ix.order = append(ix.order, r)
 		}
 	}
-	ix.posOf = make([]int32, ix.n)
+	ix.posOf = large[int32](ix.n)
 	for p, r := range ix.order {
 		ix.posOf[r] = int32(p)
 		if c := ix.community[r]; c >= 0 {
@@ -427,7 +428,7 @@ func (ix *Index) sortByName() []int32 {
 		head uint64
 		row  int32
 	}
-	keys := make([]key, ix.n)
+	keys := large[key](ix.n)
 	for r := range keys {
 		var h uint64
 		name := ix.name(int32(r))
@@ -475,6 +476,11 @@ func (ix *Index) sortByName() []int32 {
 	return out
 }
 
+// large makes an array of n, asking for huge pages (where the system
+// leaves that to the program): a fresh page costs a fault, and a load
+// fills a few hundred megabytes.
+func large[T any](n int) []T { return hugepage.Make[T](n, n) }
+
 // communityNamedBy is how many of its top domains name a community.
 const communityNamedBy = 3
 
@@ -503,7 +509,7 @@ func (ix *Index) readEdges(src *source, workers int) (*rawEdges, error) {
 	if int64(m) > math.MaxUint32 {
 		return nil, fmt.Errorf("%w: more than %d links", ErrTooBig, uint32(math.MaxUint32))
 	}
-	e := &rawEdges{src: make([]uint32, m), dst: make([]uint32, m)}
+	e := &rawEdges{src: large[uint32](m), dst: large[uint32](m)}
 	var skipped atomic.Int64
 	err = t.scan(workers, func(b *edgeBatch) error {
 		src, dst := e.src[b.First:b.First+len(b.SrcID)], e.dst[b.First:b.First+len(b.SrcID)]
@@ -600,7 +606,7 @@ func (ix *Index) linkEdges(e *rawEdges, workers int) error {
 	for i := range n {
 		ix.inOff[i+1] += ix.inOff[i]
 	}
-	ix.inFrom = make([]uint32, len(ix.outTo))
+	ix.inFrom = large[uint32](len(ix.outTo))
 	fill := slices.Clone(ix.inOff[:n])
 	for _, s := range ix.order {
 		for _, l := range ix.outTo[ix.outOff[s]:ix.outOff[s+1]] {

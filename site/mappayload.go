@@ -151,7 +151,7 @@ func (s *sections) bytes(name string) []byte {
 		for k, sec := range s.at {
 			end = max(end, sec.Offset+s.size[k]*sec.Length)
 		}
-		s.buf = make([]byte, end)
+		s.buf = large[byte](end)
 	}
 	sec := s.at[name]
 	return s.buf[sec.Offset : sec.Offset+s.size[name]*sec.Length]
@@ -222,7 +222,7 @@ func buildMap(ix *Index, xs, ys []float64, o mapOptions) (*mapPayload, error) {
 
 	// The colourings, through mapview's (one way of colouring a map), at
 	// once.
-	vm := &mapview.Map{Snapshot: ix.ID, AsOf: ix.AsOf, Tiers: ix.Tiers, Known: int64(ix.n), Points: make([]mapview.Point, n)}
+	vm := &mapview.Map{Snapshot: ix.ID, AsOf: ix.AsOf, Tiers: ix.Tiers, Known: int64(ix.n), Points: large[mapview.Point](n)}
 	for i, r := range rows {
 		vm.Points[i] = mapview.Point{Domain: ix.name(r), Rank: int64(ix.rank[r]), Tier: int32(ix.tier[r]),
 			Operator: ix.strs[ix.operator[r]], Community: ix.community[r]}

@@ -373,6 +373,9 @@ func (t *table[B]) scan(workers int, fn func(*B) error) error {
 				if r := recover(); r != nil {
 					err = t.errorf("%v", r)
 				}
+				if err != nil {
+					next.Store(int64(groups)) // the others stop at their next row group
+				}
 			}()
 			pf, err := t.open()
 			if err != nil {
@@ -398,9 +401,6 @@ func (t *table[B]) scan(workers int, fn func(*B) error) error {
 				}
 				if err := fn(&b); err != nil {
 					return err
-				}
-				if next.Load() > int64(groups) { // another worker failed
-					return nil
 				}
 			}
 		})
