@@ -167,7 +167,7 @@
   // ---- WebGL --------------------------------------------------------
   var gl, prog, loc = {}, vao, xyBuf, colorBuf, palTex;
   var VS = "#version 300 es\n" +
-    "in vec2 a_xy; in float a_size; in float a_col;\n" +
+    "layout(location = 0) in vec2 a_xy; layout(location = 1) in float a_size; layout(location = 2) in float a_col;\n" +
     "uniform vec2 u_off; uniform vec2 u_mul; uniform vec2 u_center; uniform vec2 u_scale; uniform float u_minR; uniform float u_boost;\n" +
     "uniform float u_dpr; uniform sampler2D u_pal;\n" +
     "out vec4 v_col; out float v_size;\n" +
@@ -187,14 +187,18 @@
     "  float rim = 1.0 - 2.0 / v_size;\n" +
     "  o = (v_size > 7.0 && r2 > rim * rim) ? vec4(1.0) : vec4(v_col.rgb, 1.0);\n" +
     "}\n";
+  var A_XY = 0, A_SIZE = 1, A_COL = 2; // the shader's attribute locations
+  var shaders = [];
   function shader(type, src) {
     var s = gl.createShader(type);
     gl.shaderSource(s, src); gl.compileShader(s);
-    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(s));
+    shaders.push(s);
     return s;
   }
-  // initGL makes the context and the program: done while the data is on
-  // its way.
+  // initGL makes the context and has the program compiled and linked
+  // while the data is on its way. It asks nothing back: a question (a
+  // link status, a uniform's location) waits for the GPU process, and the
+  // page's thread is the one that reads the data as it comes.
   function initGL() {
     gl = glCanvas.getContext("webgl2", { antialias: false, alpha: false, preserveDrawingBuffer: true });
     if (!gl) throw new Error("this browser has no WebGL 2");
@@ -202,13 +206,11 @@
     gl.attachShader(prog, shader(gl.VERTEX_SHADER, VS));
     gl.attachShader(prog, shader(gl.FRAGMENT_SHADER, FS));
     gl.linkProgram(prog);
-    if (!gl.getProgramParameter(prog, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(prog));
-    ["u_off", "u_mul", "u_center", "u_scale", "u_minR", "u_boost", "u_dpr", "u_pal"].forEach(function (u) { loc[u] = gl.getUniformLocation(prog, u); });
     vao = gl.createVertexArray();
     gl.bindVertexArray(vao);
     xyBuf = gl.createBuffer();
     gl.bindBuffer(gl.ARRAY_BUFFER, xyBuf);
-    gl.enableVertexAttribArray(gl.getAttribLocation(prog, "a_xy"));
+    gl.enableVertexAttribArray(A_XY);
     palTex = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, palTex);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
@@ -216,11 +218,16 @@
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
   }
-  // upload hands the first step's arrays to WebGL as they came.
+  // upload checks the program and hands the first step's arrays to WebGL
+  // as they came.
   function upload() {
+    if (!gl.getProgramParameter(prog, gl.LINK_STATUS)) {
+      throw new Error(shaders.map(function (s) { return gl.getShaderInfoLog(s); }).join(" ") + " " + gl.getProgramInfoLog(prog));
+    }
+    ["u_off", "u_mul", "u_center", "u_scale", "u_minR", "u_boost", "u_dpr", "u_pal"].forEach(function (u) { loc[u] = gl.getUniformLocation(prog, u); });
     gl.bindVertexArray(vao);
-    function attr(name, data, size, type) {
-      var b = gl.createBuffer(), l = gl.getAttribLocation(prog, name);
+    function attr(l, data, size, type) {
+      var b = gl.createBuffer();
       gl.bindBuffer(gl.ARRAY_BUFFER, b);
       gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
       gl.enableVertexAttribArray(l);
@@ -228,10 +235,10 @@
       return b;
     }
     setPositions();
-    attr("a_size", sizes, 1, gl.UNSIGNED_BYTE);
-    colorBuf = attr("a_col", colorArrays[colorBy], 1, gl.UNSIGNED_BYTE);
+    attr(A_SIZE, sizes, 1, gl.UNSIGNED_BYTE);
+    colorBuf = attr(A_COL, colorArrays[colorBy], 1, gl.UNSIGNED_BYTE);
     // a_col is an index into the palette, not normalised.
-    gl.vertexAttribPointer(gl.getAttribLocation(prog, "a_col"), 1, gl.UNSIGNED_BYTE, false, 0, 0);
+    gl.vertexAttribPointer(A_COL, 1, gl.UNSIGNED_BYTE, false, 0, 0);
     setPalette();
   }
   // setPositions gives WebGL the best positions at hand: 16-bit ones
@@ -240,7 +247,7 @@
   function setPositions() {
     gl.bindVertexArray(vao);
     gl.bindBuffer(gl.ARRAY_BUFFER, xyBuf);
-    var l = gl.getAttribLocation(prog, "a_xy");
+    var l = A_XY;
     if (xy) {
       gl.bufferData(gl.ARRAY_BUFFER, xy, gl.STATIC_DRAW);
       gl.vertexAttribPointer(l, 2, gl.FLOAT, false, 0, 0);
@@ -717,13 +724,27 @@
     for (var i = 0; nameOff && i < n; i++) if (nameOf(i) === name) return toScreen(i);
     return null;
   };
+  // inkShare: the share of the points' canvas not left the background.
+  api.inkShare = function () {
+    var w = glCanvas.width, h = glCanvas.height, px = new Uint8Array(w * h * 4), ink = 0;
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    for (var k = 0; k < px.length; k += 4) if (px[k] < 240 || px[k + 1] < 240 || px[k + 2] < 236) ink++;
+    return ink / (w * h);
+  };
   api.view = function () { return { cx: view.cx, cy: view.cy, scale: view.scale, fit: fitScale }; };
   api.colorBy = function () { return colorBy; };
 
   // Start-up: the context and program while the first step is on its
   // way (preloaded), the first frame, then the rest.
   var loaded = load(0);
-  try { initGL(); resize(); } catch (e) { loaded = Promise.reject(e); }
+  try {
+    initGL(); resize();
+    // The overlay's first strokes and text set its canvas up: that too
+    // while waiting.
+    ctx.font = "11px system-ui, sans-serif"; ctx.measureText("example.com");
+    ctx.beginPath(); ctx.moveTo(0, 0); ctx.quadraticCurveTo(2, 2, 4, 0); ctx.strokeStyle = "rgba(0,0,0,0.01)"; ctx.stroke();
+    ctx.clearRect(0, 0, 8, 8);
+  } catch (e) { loaded = Promise.reject(e); }
   mark("gl");
   loaded.then(function () {
     upload();
