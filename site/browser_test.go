@@ -178,6 +178,12 @@ func TestMapInBrowser(t *testing.T) {
 	if st.ink < 0.03 || st.colours < 8 {
 		t.Errorf("the map looks blank: %.1f%% ink, %d colours", 100*st.ink, st.colours)
 	}
+	// The points themselves cover the map, not a corner or a dot of it.
+	if ink := eval[float64](t, ctx, "window.mapthenet.inkShare()"); ink < 0.01 {
+		t.Errorf("the points cover %.2f%% of the map", 100*ink)
+	} else {
+		t.Logf("the points cover %.1f%% of the map", 100*ink)
+	}
 	if by := eval[string](t, ctx, "window.mapthenet.colorBy()"); by != "community" {
 		t.Errorf("coloured by %q, want community", by)
 	}

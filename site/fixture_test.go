@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graphgen"
@@ -71,7 +72,8 @@ func writeFixture(tb testing.TB, dataDir string, fx fixture) *world {
 		tb.Fatal(err)
 	}
 	// Edges, in (src_id, dst_id) order as the rebuild writes them.
-	ew := newParquetWriter[data.EdgeRow](tb, filepath.Join(dir, data.EdgesFile))
+	ew := newParquetWriter[data.EdgeRow](tb, filepath.Join(dir, data.EdgesFile), parquet.MaxRowsPerRowGroup(1<<20),
+		parquet.DictionaryMaxBytes(8<<20))
 	var batch []data.EdgeRow
 	var cur uint32 = math.MaxUint32
 	var pending []data.EdgeRow
@@ -264,12 +266,18 @@ type parquetWriter[T any] struct {
 	w  *parquet.GenericWriter[T]
 }
 
-func newParquetWriter[T any](tb testing.TB, path string) *parquetWriter[T] {
+// newParquetWriter writes a snapshot file as rebuild does (its row groups,
+// zstd at its fastest level; edges.parquet passes its own row groups and
+// dictionary limit as opts), so that what the server reads in the tests
+// and benchmarks is what it reads in production.
+func newParquetWriter[T any](tb testing.TB, path string, opts ...parquet.WriterOption) *parquetWriter[T] {
 	f, err := os.Create(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &parquetWriter[T]{tb: tb, f: f, w: parquet.NewGenericWriter[T](f, parquet.MaxRowsPerRowGroup(122_880))}
+	opts = append([]parquet.WriterOption{parquet.MaxRowsPerRowGroup(122_880), parquet.DataPageStatistics(true),
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest})}, opts...)
+	return &parquetWriter[T]{tb: tb, f: f, w: parquet.NewGenericWriter[T](f, opts...)}
 }
 
 func (p *parquetWriter[T]) write(rows []T) {
@@ -307,7 +315,6 @@ func TestLoadIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
 	if ix.Len() != 3000 || ix.ID != w.id {
 		t.Fatalf("index of %d domains, id %s", ix.Len(), ix.ID)
 	}
@@ -329,7 +336,7 @@ func TestLoadIndex(t *testing.T) {
 			}
 			dstID := ix.storeID[d]
 			if want := w.nofol[[2]uint32{uint32(id), uint32(dstID)}]; (l&linkNofollow != 0) != want {
-				t.Fatalf("%s→%s nofollow %v, want %v", w.names[id], ix.names[d], !want, want)
+				t.Fatalf("%s→%s nofollow %v, want %v", w.names[id], ix.name(d), !want, want)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"html"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -22,20 +23,24 @@ var templateFuncs = template.FuncMap{
 		}
 		return fmt.Sprint(v)
 	},
-	"move": moveText,
-	"when": func(t *time.Time) string {
-		if t == nil {
-			return "never"
-		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	},
-	"at":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"move":    moveText,
+	"when":    when,
+	"at":      at,
 	"yesno":   yesNo,
 	"bytes":   func(n int64) string { return num(n/1024) + " KB" },
 	"pathesc": url.PathEscape,
 	"add":     func(a, b int) int { return a + b },
 	"deref":   func(p *int64) int64 { return *p },
 }
+
+func when(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return at(*t)
+}
+
+func at(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // num writes 1234567 as 1,234,567.
 func num[T int | int32 | int64](v T) string {
@@ -80,12 +85,109 @@ func yesNo(b *bool) string {
 	return "no"
 }
 
-// domainView is the domain page's body.
+// domainView is the domain page's body: the report with what the page
+// shows of it written out here, so that the template only prints fields
+// (a function called from a template is a reflect call, and the link
+// lists have a hundred items).
 type domainView struct {
-	*domainJSON
-	InPage, OutPage  pager
-	PointOnMap       bool
-	CommunityAddress string
+	Domain, Rank, Move, Score  string // Rank "": unranked
+	Tier, RevisitDays, Pages   int
+	InDomains, OutDomains      string
+	Community                  *communityJSON
+	CommunitySize              string
+	LinkWords                  []linkWordJSON
+	HTTPS, IPv6, Operator, ASN string
+	OptedOut                   bool
+	FirstSeen, LastVisit       string
+	LastOutcome, LastStatus    string
+	Failures                   int32
+	NextVisit                  string // "": not scheduled
+	InLinks, OutLinks          linkList
+	Visits                     []visitView
+	InPage, OutPage            pager
+	PointOnMap                 bool
+}
+
+// linkList is one list of links, its items written out as HTML here:
+// through the template, each of a hundred items' fields cost a reflect
+// call to its escaper.
+type linkList struct {
+	Total, Nofollow string // Nofollow "": none
+	Start           int
+	Items           template.HTML // <li> items; "" when none
+}
+
+type visitView struct {
+	Started, Outcome, Status, Pages, Read, Error string
+}
+
+func newDomainView(d *domainJSON) *domainView {
+	v := &domainView{Domain: d.Domain, Score: fmt.Sprintf("%.4g", d.Score), Tier: d.Tier, RevisitDays: d.RevisitDays,
+		Pages: d.PagesPerVisit, InDomains: num(d.InDomains), OutDomains: num(d.OutDomains), Community: d.Community,
+		LinkWords: d.LinkWords, HTTPS: yesNo(d.HTTPS), IPv6: yesNo(d.IPv6), OptedOut: d.OptedOut,
+		FirstSeen: when(d.FirstSeen), LastVisit: when(d.LastVisit), Failures: d.Failures, PointOnMap: d.Point != nil,
+		InLinks: newLinkList(d.InLinks), OutLinks: newLinkList(d.OutLinks)}
+	if d.Rank != nil {
+		v.Rank, v.Move = num(*d.Rank), moveText(d.Move, d.PrevRank)
+	}
+	if d.Community != nil {
+		v.CommunitySize = num(d.Community.Size)
+	}
+	if d.NetworkOperator != nil {
+		v.Operator = *d.NetworkOperator
+	}
+	if d.ASN != nil {
+		v.ASN = strconv.FormatInt(*d.ASN, 10)
+	}
+	if d.LastOutcome != nil {
+		v.LastOutcome = *d.LastOutcome
+	}
+	if d.LastStatus != nil {
+		v.LastStatus = strconv.Itoa(*d.LastStatus)
+	}
+	if n := d.NextVisit; n != nil {
+		v.NextVisit = at(n.At) + ": " + n.Why
+	}
+	for _, x := range d.Visits {
+		vv := visitView{Started: at(x.StartedAt), Outcome: x.Outcome, Pages: strconv.Itoa(int(x.Pages)), Read: num(x.Bytes/1024) + " KB"}
+		if x.HTTPStatus != 0 {
+			vv.Status = strconv.Itoa(int(x.HTTPStatus))
+		}
+		if x.Error != nil {
+			vv.Error = *x.Error
+		}
+		v.Visits = append(v.Visits, vv)
+	}
+	return v
+}
+
+func newLinkList(l linksJSON) linkList {
+	out := linkList{Total: num(l.Total), Start: l.Offset + 1}
+	if l.Nofollow > 0 {
+		out.Nofollow = num(l.Nofollow)
+	}
+	var b strings.Builder
+	for _, it := range l.Items {
+		name := html.EscapeString(it.Domain)
+		if it.Nofollow {
+			b.WriteString(`<li class="nofollow">`)
+		} else {
+			b.WriteString(`<li>`)
+		}
+		b.WriteString(`<a href="/d/` + html.EscapeString(url.PathEscape(it.Domain)) + `">` + name + `</a>`)
+		if it.Rank != nil {
+			b.WriteString(` <span class="rk">#` + num(*it.Rank) + `</span>`)
+		}
+		if it.Nofollow {
+			b.WriteString(` <span class="tag">nofollow</span>`)
+		}
+		if it.Sitewide {
+			b.WriteString(` <span class="tag">sitewide</span>`)
+		}
+		b.WriteString("</li>\n")
+	}
+	out.Items = template.HTML(b.String()) // every value escaped above
+	return out
 }
 
 // pager is one list's page links.
@@ -137,16 +239,11 @@ func (s *Server) domainPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusBadRequest, "message.html", pageData{Title: "Bad request", Message: "in and out are page numbers (1, 2, …)."})
 		return
 	}
-	d, err := ix.report(row, (inPage-1)*linksPerPage, (outPage-1)*linksPerPage, linksPerPage)
-	if err != nil {
-		s.log.Error("domain page", "domain", ix.names[row], "err", err)
-		s.render(w, r, http.StatusInternalServerError, "message.html", pageData{Title: "Error", Message: "Reading the snapshot failed."})
-		return
-	}
+	d := ix.report(row, (inPage-1)*linksPerPage, (outPage-1)*linksPerPage, linksPerPage)
 	base := url.Values{"in": {strconv.Itoa(inPage)}, "out": {strconv.Itoa(outPage)}}
-	v := domainView{domainJSON: d, PointOnMap: d.Point != nil,
-		InPage:  newPager(base, "in", inPage, d.InLinks.Total, linksPerPage),
-		OutPage: newPager(base, "out", outPage, d.OutLinks.Total, linksPerPage)}
+	v := newDomainView(d)
+	v.InPage = newPager(base, "in", inPage, d.InLinks.Total, linksPerPage)
+	v.OutPage = newPager(base, "out", outPage, d.OutLinks.Total, linksPerPage)
 	s.render(w, r, http.StatusOK, "domain.html", pageData{Title: d.Domain, Domain: d.Domain, Body: v})
 }
 

@@ -110,8 +110,8 @@ func timeOf(us int64) *time.Time {
 
 // report is everything the snapshot says of row r, with the first page of
 // its links each way.
-func (ix *Index) report(r int32, inOff, outOff, limit int) (*domainJSON, error) {
-	d := &domainJSON{Snapshot: ix.ID, AsOf: ix.AsOf.UTC(), Domain: ix.names[r], Score: ix.score[r], Tier: int(ix.tier[r]),
+func (ix *Index) report(r int32, inOff, outOff, limit int) *domainJSON {
+	d := &domainJSON{Snapshot: ix.ID, AsOf: ix.AsOf.UTC(), Domain: ix.name(r), Score: ix.score[r], Tier: int(ix.tier[r]),
 		RevisitDays: int(ix.revisitDays[r]), PagesPerVisit: int(ix.pages[r]), InDomains: int64(ix.inDomains[r]),
 		OutDomains: int64(ix.outDomains[r]), OptedOut: ix.flags[r]&flagOptedOut != 0, Failures: ix.failures[r],
 		FirstSeen: timeOf(ix.firstSeen[r]), LastVisit: timeOf(ix.lastVisit[r]), LinkWords: []linkWordJSON{}, Visits: []visitJSON{}}
@@ -127,7 +127,7 @@ func (ix *Index) report(r int32, inOff, outOff, limit int) (*domainJSON, error) 
 	if c := ix.community[r]; c >= 0 {
 		d.Community = &communityJSON{ID: c, Size: ix.communitySize[c]}
 		for _, t := range ix.communityTop[c] {
-			d.Community.Top = append(d.Community.Top, ix.names[t])
+			d.Community.Top = append(d.Community.Top, ix.name(t))
 		}
 	}
 	f := ix.flags[r]
@@ -162,12 +162,8 @@ func (ix *Index) report(r int32, inOff, outOff, limit int) (*domainJSON, error) 
 		d.NextVisit = &nextJSON{At: time.UnixMicro(next).UTC(), Reason: reason, Pages: int(ix.schedPages[r]),
 			Priority: ix.schedPriority[r], Why: ix.why(r, reason)}
 	}
-	visits, err := ix.recentVisits(r)
-	if err != nil {
-		return nil, err
-	}
-	d.Visits = visits
-	return d, nil
+	d.Visits = ix.recentVisits(r)
+	return d
 }
 
 // why says in words why the next visit is when it is.
@@ -195,7 +191,7 @@ func (ix *Index) links(list []uint32, offset, limit int) linksJSON {
 	}
 	for _, l := range list[offset:min(len(list), offset+limit)] {
 		t := int32(l & linkRow)
-		it := linkJSON{Domain: ix.names[t], Nofollow: l&linkNofollow != 0, Sitewide: l&linkSitewide != 0}
+		it := linkJSON{Domain: ix.name(t), Nofollow: l&linkNofollow != 0, Sitewide: l&linkSitewide != 0}
 		if rk := ix.rank[t]; rk > 0 {
 			it.Rank = ptr(int64(rk))
 		}
@@ -205,29 +201,6 @@ func (ix *Index) links(list []uint32, offset, limit int) linksJSON {
 		out.Items = append(out.Items, it)
 	}
 	return out
-}
-
-// recentVisits reads the domain's rows of visits.parquet, newest first.
-func (ix *Index) recentVisits(r int32) ([]visitJSON, error) {
-	out := []visitJSON{}
-	from, to := ix.visitFrom[r], ix.visitTo[r]
-	if from == 0 {
-		return out, nil
-	}
-	rows, err := ix.visits.rows(int64(from-1), int64(to))
-	if err != nil {
-		return nil, err
-	}
-	name := ix.names[r]
-	for _, v := range rows {
-		if v.Domain != name {
-			continue
-		}
-		out = append(out, visitJSON{StartedAt: v.StartedAt.UTC(), FinishedAt: v.FinishedAt.UTC(), Outcome: v.Outcome,
-			HTTPStatus: v.HTTPStatus, Pages: v.Pages, Bytes: v.Bytes, Error: v.Error})
-	}
-	slices.SortStableFunc(out, func(a, b visitJSON) int { return b.StartedAt.Compare(a.StartedAt) })
-	return out[:min(len(out), maxVisits)], nil
 }
 
 // lookup finds the domain a request names, writing the 404 when it is not
@@ -254,13 +227,7 @@ func (s *Server) apiDomain(w http.ResponseWriter, r *http.Request) {
 	if ix == nil {
 		return
 	}
-	d, err := ix.report(row, 0, 0, linksPerPage)
-	if err != nil {
-		s.log.Error("domain report", "domain", ix.names[row], "err", err)
-		writeJSONError(w, http.StatusInternalServerError, "reading the snapshot failed")
-		return
-	}
-	writeJSON(w, r, http.StatusOK, d)
+	writeJSON(w, r, http.StatusOK, ix.report(row, 0, 0, linksPerPage))
 }
 
 func (s *Server) apiLinks(w http.ResponseWriter, r *http.Request) {
@@ -289,7 +256,7 @@ func (s *Server) apiLinks(w http.ResponseWriter, r *http.Request) {
 		Domain   string `json:"domain"`
 		Dir      string `json:"dir"`
 		linksJSON
-	}{ix.ID, ix.names[row], cmpOr(q.Get("dir"), "out"), ix.links(list, offset, limit)})
+	}{ix.ID, ix.name(row), cmpOr(q.Get("dir"), "out"), ix.links(list, offset, limit)})
 }
 
 func cmpOr(a, b string) string {
@@ -318,7 +285,7 @@ func (ix *Index) search(q string, limit int) []searchHit {
 		return hits
 	}
 	hit := func(r int32) searchHit {
-		h := searchHit{Domain: ix.names[r]}
+		h := searchHit{Domain: ix.name(r)}
 		if rk := ix.rank[r]; rk > 0 {
 			h.Rank = ptr(int64(rk))
 		}
@@ -339,9 +306,9 @@ func (ix *Index) search(q string, limit int) []searchHit {
 	}
 	// Names starting with q are one run of byName; the best-ranked few of
 	// it (up to 200,000 looked at) follow the exact match.
-	lo := sort.Search(len(ix.byName), func(i int) bool { return ix.names[ix.byName[i]] >= q })
+	lo := sort.Search(len(ix.byName), func(i int) bool { return ix.name(ix.byName[i]) >= q })
 	var best []int32
-	for i := lo; i < len(ix.byName) && i < lo+200_000 && strings.HasPrefix(ix.names[ix.byName[i]], q); i++ {
+	for i := lo; i < len(ix.byName) && i < lo+200_000 && strings.HasPrefix(ix.name(ix.byName[i]), q); i++ {
 		r := ix.byName[i]
 		if r == exact {
 			continue
@@ -418,7 +385,7 @@ func (ix *Index) rankings(offset, limit int) []rankingRow {
 		return out
 	}
 	for _, r := range ix.byRank[offset:min(len(ix.byRank), offset+limit)] {
-		row := rankingRow{Rank: int64(ix.rank[r]), Domain: ix.names[r], Score: ix.score[r], InDomains: int64(ix.inDomains[r]),
+		row := rankingRow{Rank: int64(ix.rank[r]), Domain: ix.name(r), Score: ix.score[r], InDomains: int64(ix.inDomains[r]),
 			OutDomains: int64(ix.outDomains[r]), Tier: int(ix.tier[r])}
 		if p := ix.prevRank[r]; p > 0 {
 			row.PrevRank, row.Move = ptr(int64(p)), ptr(int64(p)-row.Rank)

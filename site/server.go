@@ -136,11 +136,6 @@ func (s *Server) Refresh() (bool, error) {
 	if ix.skipped > 0 {
 		s.log.Warn("links naming a domain id domains.parquet lacks were skipped", "snapshot", ix.ID, "links", ix.skipped)
 	}
-	// The old index's visits file is closed once requests that may still
-	// read it are done: a minute is far past any request's deadline.
-	if old != nil {
-		time.AfterFunc(time.Minute, func() { old.Close() })
-	}
 	return true, nil
 }
 
@@ -158,11 +153,10 @@ func (s *Server) Watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Close releases the snapshot being served.
+// Close releases the snapshot being served (it holds no open file: this
+// lets its memory go).
 func (s *Server) Close() error {
-	if ix := s.cur.Swap(nil); ix != nil {
-		return ix.Close()
-	}
+	s.cur.Store(nil)
 	return nil
 }
 

@@ -9,12 +9,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/removal"
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // testSite serves a fixture snapshot from a fresh data directory.
@@ -143,6 +146,8 @@ func TestRoutes(t *testing.T) {
 		{"/api/map/meta.json", 200, []string{`"colorings"`, `"community"`}, "application/json"},
 		{"/api/map/names.txt", 200, []string{top + "\n"}, "text/plain; charset=utf-8"},
 		{"/api/map/points.bin", 200, nil, "application/octet-stream"},
+		{"/api/map/details.bin", 200, nil, "application/octet-stream"},
+		{"/", 200, []string{`rel="preload" href="/api/map/points.bin?s=` + ts.w.id}, "text/html; charset=utf-8"},
 		{"/nowhere", 404, []string{"Not found"}, "text/html; charset=utf-8"},
 		{"/d/nowhere.example", 404, []string{"nowhere.example", "is not in snapshot"}, "text/html; charset=utf-8"},
 		{"/d/not_a..domain", 404, []string{"is not a domain name"}, "text/html; charset=utf-8"},
@@ -491,5 +496,60 @@ func TestSnapshotReplaced(t *testing.T) {
 	}
 	if changed, err := ts.s.Refresh(); changed || err != nil {
 		t.Errorf("a second refresh: %v %v", changed, err)
+	}
+}
+
+// TestDamagedSnapshot: a snapshot whose files are cut short or lack a
+// column the server reads, or have it of another type, fails to load with
+// an error naming the file, and the old snapshot goes on serving.
+func TestDamagedSnapshot(t *testing.T) {
+	ts := newTestSite(t, smallWorld, nil)
+	old := ts.w.id
+	for k, c := range []struct {
+		file   string
+		damage func(t *testing.T, path string)
+	}{
+		{data.EdgesFile, func(t *testing.T, path string) {
+			st, err := os.Stat(path)
+			if err == nil {
+				err = os.Truncate(path, st.Size()/2)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{data.VisitsFile, func(t *testing.T, path string) {
+			type noOutcome struct {
+				Domain    string    `parquet:"domain"`
+				StartedAt time.Time `parquet:"started_at,timestamp(microsecond)"`
+			}
+			writeParquetFile(t, path, []noOutcome{{"a.example", fixtureAsOf}})
+		}},
+		{data.ScheduleFile, func(t *testing.T, path string) {
+			type pagesAsText struct {
+				Domain    string    `parquet:"domain"`
+				NextVisit time.Time `parquet:"next_visit,timestamp(microsecond)"`
+				Pages     string    `parquet:"pages"`
+				Reason    string    `parquet:"reason"`
+				Priority  int64     `parquet:"priority"`
+			}
+			writeParquetFile(t, path, []pagesAsText{{"a.example", fixtureAsOf, "3", "new", 1}})
+		}},
+	} {
+		next := smallWorld
+		next.asOf = fixtureAsOf.Add(time.Duration(k+1) * 24 * time.Hour)
+		w := writeFixture(t, ts.dir, next)
+		path := snapshot.Local(ts.dir).Location(w.id, c.file)
+		c.damage(t, path)
+		changed, err := ts.s.Refresh()
+		if changed || err == nil || !strings.Contains(err.Error(), c.file) {
+			t.Errorf("%s damaged: refresh %v, %v", c.file, changed, err)
+		}
+		if got := ts.s.Snapshot(); got != old {
+			t.Errorf("%s damaged: serving %s, want %s", c.file, got, old)
+		}
+	}
+	if status, _, _ := ts.get("/api/d/" + ts.w.names[ts.w.ranked[0]]); status != 200 {
+		t.Errorf("the old snapshot answers %d", status)
 	}
 }

@@ -20,6 +20,12 @@ func At(st Storage, id string) Files { return Files{ID: id, st: st} }
 // for DuckDB).
 func (f Files) Location(file string) string { return f.st.Location(f.ID, file) }
 
+// Open opens one file of the snapshot for reading at offsets, safe for
+// concurrent ReadAt calls: for a reader that decodes the file's columns
+// itself (the site's, which reads row groups in parallel). Such a reader
+// checks the file's schema itself.
+func (f Files) Open(file string) (File, error) { return f.st.Open(f.ID, file) }
+
 // each streams the rows of one file of the snapshot to fn.
 func each[T any](f Files, file string, fn func([]T) error) error {
 	r, err := f.st.Open(f.ID, file)

@@ -4,11 +4,21 @@
 // canvas over it for the links of the selected domain, the links between
 // communities and the labels. Hand-written rather than a library: see
 // DESIGN.md ("serve") for the measurements behind that choice.
+//
+// Start-up is in two steps. The first frame needs only points.bin
+// (positions to 16 bits, sizes, the default colouring: 6 bytes a point),
+// which the page's <link rel=preload> has the browser fetch while this
+// script loads. After it, details.bin (exact positions, ranks, the other
+// colourings) and names.txt come in, and the grid for picking and labels
+// is built.
 "use strict";
 (function () {
   var t0 = performance.now();
   // window.mapthenet is the page's state for scripts and tests.
-  var api = window.mapthenet = { ready: false, selected: null, busy: 0, flying: false, frames: 0, loadMs: 0, linksDrawn: 0 };
+  var api = window.mapthenet = { ready: false, selected: null, busy: 0, flying: false, frames: 0, loadMs: 0, linksDrawn: 0, marks: {} };
+  // mark notes when a step of the start-up ended (ms since navigation).
+  function mark(name) { api.marks[name] = Math.round(performance.now()); }
+  mark("script");
 
   var glCanvas = document.getElementById("gl"), ov = document.getElementById("overlay");
   var ctx = ov.getContext("2d");
@@ -16,8 +26,14 @@
   var W = 1, H = 1, dpr = 1;
 
   // ---- data ---------------------------------------------------------
-  var meta, n = 0, xy, ranks, colorArrays = {}, colorBy = "community", names = null;
-  var minX, minY, maxX, maxY, spanX, spanY, logMax;
+  // Point i is the i-th in map order (best rank first: the API's "point");
+  // the arrays are in draw order, the reverse, so that the best-ranked
+  // are drawn last, on top: point i is entry n-1-i.
+  var meta, n = 0, xy16, sizes, xy = null, ranks = null, colorArrays = {}, colorBy = "community";
+  var nameBytes = null, nameOff = null, nameCache = null, utf8 = new TextDecoder();
+  var minX, minY, maxX, maxY, spanX, spanY, qx, qy;
+  // details: the second step, done (or failed) once loadDetails is.
+  var detailsDone, details = new Promise(function (ok, fail) { detailsDone = { ok: ok, fail: fail }; });
 
   function fetchOK(url) {
     return fetch(url).then(function (r) {
@@ -25,51 +41,98 @@
       return r;
     });
   }
+  function snapshotOf(r) { return r.headers.get("X-Mapthenet-Snapshot"); }
 
+  // load fetches meta.json and points.bin of the snapshot the page names
+  // (the preloaded responses), or, when the snapshot moved meanwhile,
+  // meta.json and then points.bin of the new one.
   function load(tries) {
-    return fetchOK("/api/map/meta.json").then(function (r) { return r.json(); }).then(function (m) {
-      return fetchOK("/api/map/points.bin?s=" + encodeURIComponent(m.snapshot)).then(function (r) {
+    var snap = tries === 0 ? document.body.getAttribute("data-snapshot") : "";
+    var q = snap ? "?s=" + encodeURIComponent(snap) : "";
+    return fetchOK("/api/map/meta.json" + q).then(function (r) { return r.json(); }).then(function (m) {
+      mark("meta");
+      var points = m.snapshot === snap ? "/api/map/points.bin" + q : "/api/map/points.bin?s=" + encodeURIComponent(m.snapshot);
+      return fetchOK(points).then(function (r) {
         // A new snapshot between the two requests: start again.
-        if (r.headers.get("X-Mapthenet-Snapshot") !== m.snapshot && tries < 3) return load(tries + 1);
-        return r.arrayBuffer().then(function (buf) { setData(m, buf); });
+        if (snapshotOf(r) !== m.snapshot && tries < 3) return load(tries + 1);
+        return r.arrayBuffer().then(function (buf) { mark("points"); setData(m, buf); });
       });
     });
   }
 
   function section(buf, s) {
-    var T = { float32: Float32Array, uint32: Uint32Array, uint8: Uint8Array }[s.type];
+    var T = { float32: Float32Array, uint32: Uint32Array, uint16: Uint16Array, uint8: Uint8Array }[s.type];
     return new T(buf, s.offset, s.length);
   }
 
   function setData(m, buf) {
     meta = m; n = m.placed;
-    xy = section(buf, m.sections.xy);
-    ranks = section(buf, m.sections.rank);
-    m.colorings.forEach(function (c) { colorArrays[c.by] = section(buf, m.sections["color_" + c.by]); });
+    xy16 = section(buf, m.sections.xy16);
+    // Sizes come in runs (they follow the rank order).
+    sizes = new Uint8Array(n);
+    for (var k = 0, at = 0; k < m.size_runs.length; k++) { sizes.fill(m.size_runs[k][0], at, at + m.size_runs[k][1]); at += m.size_runs[k][1]; }
     colorBy = m.colorings[0].by;
+    colorArrays[colorBy] = section(buf, m.sections["color_" + colorBy]);
     minX = m.bounds[0]; minY = m.bounds[1]; maxX = m.bounds[2]; maxY = m.bounds[3];
+    qx = (maxX - minX) / 65535; qy = (maxY - minY) / 65535;
     spanX = Math.max(maxX - minX, 1e-6); spanY = Math.max(maxY - minY, 1e-6);
-    logMax = Math.log(m.max_rank + 1);
     document.getElementById("snap").textContent = "snapshot " + m.snapshot;
     document.getElementById("count").textContent = n.toLocaleString("en") + " of " + m.known.toLocaleString("en") + " domains on the map";
   }
 
-  // weight: 0 (last or unranked) to 1 (rank 1), log-scaled, as in the
-  // shader.
-  function weight(i) {
-    var r = ranks[i];
-    if (r < 1 || meta.max_rank <= 1) return r === 1 ? 1 : 0;
-    var w = 1 - Math.log(r) / logMax;
-    return w * w;
+  // loadDetails fetches the second step: exact positions, ranks and the
+  // other colourings, then the grid.
+  function loadDetails() {
+    return fetchOK("/api/map/details.bin?s=" + encodeURIComponent(meta.snapshot)).then(function (r) {
+      if (snapshotOf(r) !== meta.snapshot) throw new Error("a new snapshot is out: reload the page to see it");
+      return r.arrayBuffer();
+    }).then(function (buf) {
+      var ds = meta.detail_sections;
+      xy = section(buf, ds.xy);
+      ranks = section(buf, ds.rank);
+      meta.colorings.forEach(function (c) { if (ds["color_" + c.by]) colorArrays[c.by] = section(buf, ds["color_" + c.by]); });
+      setPositions();
+      buildGrid();
+      api.detailsMs = Math.round(performance.now() - t0);
+      redraw();
+    });
+  }
+  // loadNames fetches the names (one a line) and notes where each starts;
+  // a name is decoded when it is shown.
+  function loadNames() {
+    return fetchOK("/api/map/names.txt?s=" + encodeURIComponent(meta.snapshot)).then(function (r) { return r.arrayBuffer(); }).then(function (buf) {
+      var b = new Uint8Array(buf), off = new Uint32Array(n + 1), k = 0;
+      for (var j = 0; j < b.length && k < n; j++) if (b[j] === 10) off[++k] = j + 1;
+      for (; k < n; k++) off[k + 1] = off[k];
+      nameBytes = b; nameOff = off; nameCache = [];
+    });
+  }
+  function nameOf(i) {
+    if (!nameOff) return null;
+    var s = nameCache[i];
+    if (s === undefined) {
+      var a = nameOff[i], b = nameOff[i + 1];
+      s = nameCache[i] = utf8.decode(nameBytes.subarray(a, b > a && nameBytes[b - 1] === 10 ? b - 1 : b));
+    }
+    return s;
   }
 
+  // Point i's position: exact once details.bin is in, to 16 bits before.
+  function X(i) { var d = n - 1 - i; return xy ? xy[2 * d] : minX + xy16[2 * d] * qx; }
+  function Y(i) { var d = n - 1 - i; return xy ? xy[2 * d + 1] : minY + xy16[2 * d + 1] * qy; }
+  // rankOf is point i's rank (0: unranked; -1: not known yet).
+  function rankOf(i) { return ranks ? ranks[n - 1 - i] : -1; }
+  // weight: 0 (last or unranked) to 1 (rank 1), log-scaled, as the
+  // shader draws it.
+  function weight(i) { return sizes[n - 1 - i] / 255; }
+
   // ---- the grid: points by cell, each cell's in rank order -----------
-  var G = 1, cellStart, cellItems;
+  var G = 1, cellStart = null, cellItems;
   function buildGrid() {
     G = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 4))));
     cellStart = new Int32Array(G * G + 1); cellItems = new Int32Array(n);
     var cellOf = new Int32Array(n);
-    for (var i = 0; i < n; i++) { cellOf[i] = cellY(xy[2 * i + 1]) * G + cellX(xy[2 * i]); cellStart[cellOf[i] + 1]++; }
+    for (var i = 0; i < n; i++) { cellOf[i] = cellY(Y(i)) * G + cellX(X(i)); cellStart[cellOf[i] + 1]++; }
     for (var c = 0; c < G * G; c++) cellStart[c + 1] += cellStart[c];
     var fill = cellStart.slice(0, G * G);
     for (i = 0; i < n; i++) cellItems[fill[cellOf[i]]++] = i;
@@ -82,7 +145,11 @@
   function resize() {
     dpr = window.devicePixelRatio || 1;
     W = Math.max(1, window.innerWidth); H = Math.max(1, window.innerHeight);
-    [glCanvas, ov].forEach(function (c) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); });
+    [glCanvas, ov].forEach(function (c) {
+      var w = Math.round(W * dpr), h = Math.round(H * dpr);
+      if (c.width !== w || c.height !== h) { c.width = w; c.height = h; } // a new size clears the canvas
+    });
+    if (!meta) return;
     var old = fitScale;
     fitScale = Math.min((W - 80) / spanX, (H - 80) / spanY);
     if (!(fitScale > 0)) fitScale = 1;
@@ -90,7 +157,7 @@
     if (api.ready) view.scale *= fitScale / old;
     redraw();
   }
-  function toScreen(i) { return [W / 2 + (xy[2 * i] - view.cx) * view.scale, H / 2 - (xy[2 * i + 1] - view.cy) * view.scale]; }
+  function toScreen(i) { return [W / 2 + (X(i) - view.cx) * view.scale, H / 2 - (Y(i) - view.cy) * view.scale]; }
   function worldToScreen(x, y) { return [W / 2 + (x - view.cx) * view.scale, H / 2 - (y - view.cy) * view.scale]; }
   function toWorld(sx, sy) { return [view.cx + (sx - W / 2) / view.scale, view.cy - (sy - H / 2) / view.scale]; }
   function boost() { return Math.min(4, Math.max(1, Math.pow(view.scale / fitScale, 0.35))); }
@@ -98,17 +165,15 @@
   function clampScale(s) { return Math.min(fitScale * 20000, Math.max(fitScale * 0.5, s)); }
 
   // ---- WebGL --------------------------------------------------------
-  var gl, prog, loc = {}, vao, colorBuf, palTex;
+  var gl, prog, loc = {}, vao, xyBuf, colorBuf, palTex;
   var VS = "#version 300 es\n" +
-    "in vec2 a_xy; in float a_rank; in float a_col;\n" +
-    "uniform vec2 u_center; uniform vec2 u_scale; uniform float u_logMax; uniform float u_minR; uniform float u_boost;\n" +
+    "layout(location = 0) in vec2 a_xy; layout(location = 1) in float a_size; layout(location = 2) in float a_col;\n" +
+    "uniform vec2 u_off; uniform vec2 u_mul; uniform vec2 u_center; uniform vec2 u_scale; uniform float u_minR; uniform float u_boost;\n" +
     "uniform float u_dpr; uniform sampler2D u_pal;\n" +
     "out vec4 v_col; out float v_size;\n" +
     "void main() {\n" +
-    "  gl_Position = vec4((a_xy - u_center) * u_scale, 0.0, 1.0);\n" +
-    "  float w = 0.0;\n" +
-    "  if (a_rank > 0.5 && u_logMax > 0.7) { w = 1.0 - log(a_rank) / u_logMax; w = w * w; }\n" +
-    "  float s = 2.0 * (u_minR + 6.0 * w) * u_boost * u_dpr;\n" +
+    "  gl_Position = vec4((u_off + a_xy * u_mul - u_center) * u_scale, 0.0, 1.0);\n" +
+    "  float s = 2.0 * (u_minR + 6.0 * a_size) * u_boost * u_dpr;\n" +
     "  gl_PointSize = max(1.0, s);\n" +
     "  v_size = s;\n" +
     "  v_col = texelFetch(u_pal, ivec2(int(a_col), 0), 0);\n" +
@@ -122,19 +187,18 @@
     "  float rim = 1.0 - 2.0 / v_size;\n" +
     "  o = (v_size > 7.0 && r2 > rim * rim) ? vec4(1.0) : vec4(v_col.rgb, 1.0);\n" +
     "}\n";
+  var A_XY = 0, A_SIZE = 1, A_COL = 2; // the shader's attribute locations
+  var shaders = [];
   function shader(type, src) {
     var s = gl.createShader(type);
     gl.shaderSource(s, src); gl.compileShader(s);
-    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(s));
+    shaders.push(s);
     return s;
   }
-  // The buffers hold the points in reverse, worst rank first, so that the
-  // best-ranked are drawn last, on top.
-  function reversed(a, k) {
-    var out = new a.constructor(a.length);
-    for (var i = 0, m = a.length / k; i < m; i++) for (var j = 0; j < k; j++) out[(m - 1 - i) * k + j] = a[i * k + j];
-    return out;
-  }
+  // initGL makes the context and has the program compiled and linked
+  // while the data is on its way. It asks nothing back: a question (a
+  // link status, a uniform's location) waits for the GPU process, and the
+  // page's thread is the one that reads the data as it comes.
   function initGL() {
     gl = glCanvas.getContext("webgl2", { antialias: false, alpha: false, preserveDrawingBuffer: true });
     if (!gl) throw new Error("this browser has no WebGL 2");
@@ -142,28 +206,57 @@
     gl.attachShader(prog, shader(gl.VERTEX_SHADER, VS));
     gl.attachShader(prog, shader(gl.FRAGMENT_SHADER, FS));
     gl.linkProgram(prog);
-    if (!gl.getProgramParameter(prog, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(prog));
-    ["u_center", "u_scale", "u_logMax", "u_minR", "u_boost", "u_dpr", "u_pal"].forEach(function (u) { loc[u] = gl.getUniformLocation(prog, u); });
     vao = gl.createVertexArray();
     gl.bindVertexArray(vao);
-    function attr(name, data, size, type) {
-      var b = gl.createBuffer(), l = gl.getAttribLocation(prog, name);
-      gl.bindBuffer(gl.ARRAY_BUFFER, b);
-      gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
-      gl.enableVertexAttribArray(l);
-      gl.vertexAttribPointer(l, size, type, false, 0, 0);
-      return b;
-    }
-    attr("a_xy", reversed(xy, 2), 2, gl.FLOAT);
-    attr("a_rank", reversed(ranks, 1), 1, gl.UNSIGNED_INT);
-    colorBuf = attr("a_col", reversed(colorArrays[colorBy], 1), 1, gl.UNSIGNED_BYTE);
+    xyBuf = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, xyBuf);
+    gl.enableVertexAttribArray(A_XY);
     palTex = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, palTex);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
-    setPalette();
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+  }
+  // upload checks the program and hands the first step's arrays to WebGL
+  // as they came.
+  function upload() {
+    if (!gl.getProgramParameter(prog, gl.LINK_STATUS)) {
+      throw new Error(shaders.map(function (s) { return gl.getShaderInfoLog(s); }).join(" ") + " " + gl.getProgramInfoLog(prog));
+    }
+    ["u_off", "u_mul", "u_center", "u_scale", "u_minR", "u_boost", "u_dpr", "u_pal"].forEach(function (u) { loc[u] = gl.getUniformLocation(prog, u); });
+    gl.bindVertexArray(vao);
+    function attr(l, data, size, type) {
+      var b = gl.createBuffer();
+      gl.bindBuffer(gl.ARRAY_BUFFER, b);
+      gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
+      gl.enableVertexAttribArray(l);
+      gl.vertexAttribPointer(l, size, type, true, 0, 0);
+      return b;
+    }
+    setPositions();
+    attr(A_SIZE, sizes, 1, gl.UNSIGNED_BYTE);
+    colorBuf = attr(A_COL, colorArrays[colorBy], 1, gl.UNSIGNED_BYTE);
+    // a_col is an index into the palette, not normalised.
+    gl.vertexAttribPointer(A_COL, 1, gl.UNSIGNED_BYTE, false, 0, 0);
+    setPalette();
+  }
+  // setPositions gives WebGL the best positions at hand: 16-bit ones
+  // scaled over the bounds, then the exact ones.
+  var posOff = [0, 0], posMul = [1, 1];
+  function setPositions() {
+    gl.bindVertexArray(vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, xyBuf);
+    var l = A_XY;
+    if (xy) {
+      gl.bufferData(gl.ARRAY_BUFFER, xy, gl.STATIC_DRAW);
+      gl.vertexAttribPointer(l, 2, gl.FLOAT, false, 0, 0);
+      posOff = [0, 0]; posMul = [1, 1];
+    } else {
+      gl.bufferData(gl.ARRAY_BUFFER, xy16, gl.STATIC_DRAW);
+      gl.vertexAttribPointer(l, 2, gl.UNSIGNED_SHORT, true, 0, 0);
+      posOff = [minX, minY]; posMul = [maxX - minX, maxY - minY];
+    }
   }
   function coloring() { return meta.colorings.filter(function (c) { return c.by === colorBy; })[0]; }
   function setPalette() {
@@ -175,19 +268,23 @@
     gl.bindTexture(gl.TEXTURE_2D, palTex);
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, 256, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, pal);
   }
+  // setColoring colours by another of meta.colorings, once details.bin
+  // has brought its colours.
   function setColoring(by) {
+    if (!colorArrays[by]) return details.then(function () { if (colorArrays[by]) setColoring(by); });
     colorBy = by;
     gl.bindBuffer(gl.ARRAY_BUFFER, colorBuf);
-    gl.bufferData(gl.ARRAY_BUFFER, reversed(colorArrays[by], 1), gl.STATIC_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, colorArrays[by], gl.STATIC_DRAW);
     setPalette(); showLegend(); redraw();
+    return Promise.resolve();
   }
   function drawPoints() {
     gl.viewport(0, 0, glCanvas.width, glCanvas.height);
     gl.clearColor(0.984, 0.984, 0.973, 1); gl.clear(gl.COLOR_BUFFER_BIT);
     gl.useProgram(prog); gl.bindVertexArray(vao);
+    gl.uniform2f(loc.u_off, posOff[0], posOff[1]); gl.uniform2f(loc.u_mul, posMul[0], posMul[1]);
     gl.uniform2f(loc.u_center, view.cx, view.cy);
     gl.uniform2f(loc.u_scale, 2 * view.scale / W, 2 * view.scale / H);
-    gl.uniform1f(loc.u_logMax, meta.max_rank > 1 ? logMax : 0);
     gl.uniform1f(loc.u_minR, minR); gl.uniform1f(loc.u_boost, boost()); gl.uniform1f(loc.u_dpr, dpr);
     gl.activeTexture(gl.TEXTURE0); gl.bindTexture(gl.TEXTURE_2D, palTex); gl.uniform1i(loc.u_pal, 0);
     gl.drawArrays(gl.POINTS, 0, n);
@@ -195,18 +292,27 @@
 
   // ---- the overlay: bundles, selected links, labels --------------------
   var showBundles = true, sel = null; // sel: {i, name, ins: [[point, nofollow]], outs: ...}
+  // drawBundles draws the links between communities, strength in a dozen
+  // steps of width and shade, one path a step: a stroke apiece cost the
+  // first frame a tenth of a second.
+  var bundleSteps = 12;
   function drawBundles() {
     if (!showBundles || !meta.bundles.length) return;
-    var top = meta.bundles[0][2];
-    ctx.lineCap = "round";
-    for (var k = meta.bundles.length - 1; k >= 0; k--) {
+    var top = meta.bundles[0][2], paths = [];
+    for (var k = 0; k < bundleSteps; k++) paths.push(new Path2D());
+    for (k = meta.bundles.length - 1; k >= 0; k--) {
       var b = meta.bundles[k], a = meta.communities[b[0]], c = meta.communities[b[1]];
       var p = worldToScreen(a.x, a.y), q = worldToScreen(c.x, c.y), f = Math.sqrt(b[2] / top);
       var mx = (p[0] + q[0]) / 2 - (q[1] - p[1]) * 0.15, my = (p[1] + q[1]) / 2 + (q[0] - p[0]) * 0.15;
-      ctx.beginPath(); ctx.moveTo(p[0], p[1]); ctx.quadraticCurveTo(mx, my, q[0], q[1]);
-      ctx.strokeStyle = "rgba(60,60,80," + (0.03 + 0.14 * f).toFixed(3) + ")";
-      ctx.lineWidth = 1 + 5 * f;
-      ctx.stroke();
+      var path = paths[Math.min(bundleSteps - 1, Math.floor(f * bundleSteps))];
+      path.moveTo(p[0], p[1]); path.quadraticCurveTo(mx, my, q[0], q[1]);
+    }
+    ctx.lineCap = "round";
+    for (k = 0; k < bundleSteps; k++) {
+      var g = (k + 0.5) / bundleSteps;
+      ctx.strokeStyle = "rgba(60,60,80," + (0.03 + 0.14 * g).toFixed(3) + ")";
+      ctx.lineWidth = 1 + 5 * g;
+      ctx.stroke(paths[k]);
     }
   }
   function drawLinks() {
@@ -249,7 +355,7 @@
     var w0 = toWorld(0, H), w1 = toWorld(W, 0);
     var cx0 = cellX(w0[0]), cx1 = cellX(w1[0]), cy0 = cellY(w0[1]), cy1 = cellY(w1[1]);
     var out = [];
-    if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > 4000) {
+    if (!cellStart || (cx1 - cx0 + 1) * (cy1 - cy0 + 1) > 4000) {
       for (var i = 0; i < n && out.length < 3000 && i < 40000; i++) {
         var p = toScreen(i);
         if (p[0] >= 0 && p[1] >= 0 && p[0] <= W && p[1] <= H) out.push(i);
@@ -268,10 +374,10 @@
     ctx.textBaseline = "middle"; ctx.lineJoin = "round";
     var maxLabels = Math.round(W * H / 14000), placed = 0;
     function label(i, bold) {
-      if (!names) return false;
+      if (!nameOff) return false;
       var p = toScreen(i), r = radius(i), size = bold ? 14 : 11 + 4 * weight(i);
       ctx.font = (bold ? "600 " : "") + size.toFixed(1) + "px system-ui, sans-serif";
-      var text = names[i], w = ctx.measureText(text).width, h = size * 1.2, d = r + 3;
+      var text = nameOf(i), w = ctx.measureText(text).width, h = size * 1.2, d = r + 3;
       var cands = [[p[0] + d, p[1] - h / 2], [p[0] - d - w, p[1] - h / 2], [p[0] - w / 2, p[1] - d - h], [p[0] - w / 2, p[1] + d]];
       for (var k = 0; k < cands.length; k++) {
         var b = [cands[k][0], cands[k][1], cands[k][0] + w, cands[k][1] + h];
@@ -301,7 +407,9 @@
   function drawOverlay() {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
-    drawBundles(); drawLinks(); drawLabels();
+    drawBundles();
+    if (!api.ready || !api.marks.bundles) mark("bundles");
+    drawLinks(); drawLabels();
   }
 
   var pending = false;
@@ -323,6 +431,7 @@
 
   // ---- picking and tooltip -------------------------------------------
   function pick(sx, sy) {
+    if (!cellStart) return -1;
     var w = toWorld(sx, sy), R = ((minR + 6) * boost() + 4) / view.scale;
     var cx0 = cellX(w[0] - R), cx1 = cellX(w[0] + R), cy0 = cellY(w[1] - R), cy1 = cellY(w[1] + R);
     var best = -1, bestD = Infinity;
@@ -339,10 +448,10 @@
   function showTip(i, sx, sy) {
     if (i < 0) { tip.hidden = true; return; }
     tip.replaceChildren();
-    var d = document.createElement("div"); d.className = "d"; d.textContent = names ? names[i] : "#" + i; tip.appendChild(d);
-    var e = document.createElement("div");
-    e.textContent = (ranks[i] > 0 ? "rank " + ranks[i].toLocaleString("en") : "unranked") + " · " +
-      coloring().legend[colorArrays[colorBy][i]].label.replace(/ \(\d+\)$/, "");
+    var d = document.createElement("div"); d.className = "d"; d.textContent = nameOf(i) || "#" + i; tip.appendChild(d);
+    var e = document.createElement("div"), rk = rankOf(i);
+    e.textContent = (rk > 0 ? "rank " + rk.toLocaleString("en") : rk === 0 ? "unranked" : "") + " · " +
+      coloring().legend[colorArrays[colorBy][n - 1 - i]].label.replace(/ \(\d+\)$/, "");
     tip.appendChild(e);
     tip.hidden = false;
     tip.style.left = Math.min(sx + 14, W - tip.offsetWidth - 4) + "px";
@@ -416,8 +525,8 @@
   // points nearby (the 70th percentile of their distances), so that a
   // search keeps the domain's surroundings in view.
   function neighbourhoodScale(i, pts) {
-    var x = xy[2 * i], y = xy[2 * i + 1], ds = [];
-    pts.forEach(function (p) { ds.push(Math.hypot(xy[2 * p] - x, xy[2 * p + 1] - y)); });
+    var x = X(i), y = Y(i), ds = [];
+    pts.forEach(function (p) { ds.push(Math.hypot(X(p) - x, Y(p) - y)); });
     ds.sort(function (a, b) { return a - b; });
     var r = ds.length ? ds[Math.min(ds.length - 1, Math.floor(ds.length * 0.7))] : 0;
     if (!(r > 0)) return fitScale * 8;
@@ -448,7 +557,7 @@
         document.getElementById("search").value = d.domain;
         if (o.fly) {
           var near = sel.ins.concat(sel.outs).map(function (p) { return p[0]; });
-          flyTo(xy[2 * d.point], xy[2 * d.point + 1], neighbourhoodScale(d.point, near), o.ms);
+          flyTo(X(d.point), Y(d.point), neighbourhoodScale(d.point, near), o.ms);
         } else redraw();
         writeHash();
         return d.domain;
@@ -469,16 +578,17 @@
   }
   function writeHash() { if (api.ready) history.replaceState(null, "", hashNow()); }
   function scheduleHash() { if (!hashTimer) hashTimer = setTimeout(function () { hashTimer = 0; writeHash(); }, 250); }
+  // readHash applies the permalink: the view at once, the colouring and
+  // the selection when they can be.
   function readHash() {
     var p = new URLSearchParams(location.hash.slice(1));
     var x = parseFloat(p.get("x")), y = parseFloat(p.get("y")), z = parseFloat(p.get("z"));
     var c = p.get("c");
-    if (c && colorArrays[c]) setColoring(c);
     var hasView = isFinite(x) && isFinite(y) && z > 0;
     if (hasView) { view.cx = x; view.cy = y; view.scale = clampScale(z * fitScale); }
     var d = p.get("d");
-    if (d) return select(d, { fly: !hasView, ms: 0 });
-    return Promise.resolve(null);
+    var colored = c && c !== colorBy && meta.colorings.some(function (k) { return k.by === c; }) ? setColoring(c) : Promise.resolve();
+    return colored.then(function () { return d ? select(d, { fly: !hasView, ms: 0 }) : null; });
   }
 
   // ---- search box -----------------------------------------------------
@@ -552,7 +662,7 @@
       ov.classList.remove("dragging");
       if (drag && !drag.moved) {
         var i = pick(e.clientX, e.clientY);
-        if (i >= 0 && names) select(names[i], { exact: true }); else if (i < 0) unselect();
+        if (i >= 0 && nameOff) select(nameOf(i), { exact: true }); else if (i < 0) unselect();
       }
       drag = null;
     });
@@ -611,35 +721,59 @@
     return { mean: (performance.now() - t) / k, worst: worst };
   };
   api.screenOf = function (name) {
-    if (!names) return null;
-    var i = names.indexOf(name);
-    return i < 0 ? null : toScreen(i);
+    for (var i = 0; nameOff && i < n; i++) if (nameOf(i) === name) return toScreen(i);
+    return null;
+  };
+  // inkShare: the share of the points' canvas not left the background.
+  api.inkShare = function () {
+    var w = glCanvas.width, h = glCanvas.height, px = new Uint8Array(w * h * 4), ink = 0;
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    for (var k = 0; k < px.length; k += 4) if (px[k] < 240 || px[k + 1] < 240 || px[k + 2] < 236) ink++;
+    return ink / (w * h);
   };
   api.view = function () { return { cx: view.cx, cy: view.cy, scale: view.scale, fit: fitScale }; };
   api.colorBy = function () { return colorBy; };
 
-  load(0).then(function () {
-    initGL();
-    buildGrid();
+  // Start-up: the context and program while the first step is on its
+  // way (preloaded), the first frame, then the rest.
+  var loaded = load(0);
+  try {
+    initGL(); resize();
+    // The overlay's first strokes and text set its canvas up: that too
+    // while waiting.
+    ctx.font = "11px system-ui, sans-serif"; ctx.measureText("example.com");
+    ctx.beginPath(); ctx.moveTo(0, 0); ctx.quadraticCurveTo(2, 2, 4, 0); ctx.strokeStyle = "rgba(0,0,0,0.01)"; ctx.stroke();
+    ctx.clearRect(0, 0, 8, 8);
+  } catch (e) { loaded = Promise.reject(e); }
+  mark("gl");
+  loaded.then(function () {
+    upload();
+    mark("upload");
     view.cx = (minX + maxX) / 2; view.cy = (minY + maxY) / 2;
     resize();
     view.scale = fitScale;
     showLegend();
     wireEvents();
+    mark("dom");
     api.count = n;
     api.ready = true;
+    var hash = readHash();
+    drawPoints();
+    mark("points-drawn");
     drawNow();
     api.loadMs = Math.round(performance.now() - t0);
     api.readyAt = Math.round(performance.now()); // since navigation started
-    // Names come after the first frame: labels, tooltips and clicks need
-    // them, the picture does not.
-    fetchOK("/api/map/names.txt?s=" + encodeURIComponent(meta.snapshot)).then(function (r) { return r.text(); }).then(function (t) {
-      names = t.split("\n"); names.length = n;
+    mark("drawn");
+    requestAnimationFrame(function () { mark("frame"); });
+    // After the first frame: labels, tooltips, clicks, other colourings
+    // and exact positions need these; the picture does not.
+    loadDetails().then(detailsDone.ok, detailsDone.fail);
+    var names = loadNames().then(function () {
       api.namesMs = Math.round(performance.now() - t0);
       api.namesReady = true;
       redraw();
     });
-    return readHash();
+    return Promise.all([hash, details, names]);
   }).then(function () { api.settled = true; redraw(); }).catch(function (e) {
     msg.textContent = "The map could not be drawn: " + (e && e.message ? e.message : e);
     api.error = String(e && e.message ? e.message : e);
