@@ -22,10 +22,16 @@ unit:
 build:
 	$(GO) build -buildvcs=auto -o bin/mapthenet ./cmd/mapthenet
 
-# Benchmarks: the Go micro-benchmarks, then the end-to-end benchmark command.
+# Benchmarks: the Go micro-benchmarks, then the end-to-end benchmark command
+# (rank --edges and ranking from ids). XL=1 also ranks graphgen's XL graph
+# (100M domains, 1B edges) from ids: opt in, as generating its 4 GB edge
+# file takes about 15 minutes (once: it is kept in BENCHDIR, outside the
+# checkout) and ranking it 7 GiB of memory.
+BENCHDIR ?= /tmp/mapthenet-bench
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./rank/... ./graph/...
-	$(GO) run ./bench $(BENCHFLAGS)
+	$(GO) run ./bench -stages rank,ids $(BENCHFLAGS)
+	@if [ "$(XL)" = 1 ]; then echo "$(GO) run ./bench -size XL -stages ids -dir $(BENCHDIR)"; $(GO) run ./bench -size XL -stages ids -dir $(BENCHDIR); fi
 
 # Fuzzing: every Fuzz target of $(PKGS) for FUZZTIME each. go test fuzzes
 # one target per run, so list them (go test -list) and run each in turn;

@@ -41,6 +41,13 @@ func runChild(out any, job string, args ...string) (measured, error) {
 		return measured{}, err
 	}
 	cmd := exec.Command(self, append([]string{childFlag, job}, args...)...)
+	hwm, err := os.CreateTemp("", "mapthenet-bench-hwm")
+	if err != nil {
+		return measured{}, err
+	}
+	hwm.Close()
+	defer os.Remove(hwm.Name())
+	cmd.Env = append(os.Environ(), hwmEnv+"="+hwm.Name())
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = os.Stderr
@@ -57,6 +64,15 @@ func runChild(out any, job string, args ...string) (measured, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.maxRSSKiB = ru.Maxrss // KiB on Linux
 		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	// The child's own peak: Linux's maxrss of a child counts the parent's
+	// resident memory when it was started (exec keeps the high-water mark
+	// of the memory it replaces), and this parent may hold a generated
+	// graph's hundreds of MB.
+	if b, err := os.ReadFile(hwm.Name()); err == nil {
+		if kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && kib > 0 {
+			m.maxRSSKiB = kib
+		}
 	}
 	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
 		return m, fmt.Errorf("child %s: bad output %q: %w", job, stdout.String(), err)
@@ -117,6 +133,25 @@ func stolenRow(stage string, m measured) []result {
 	return []result{{stage, "CPU stolen by the host", fmt.Sprintf("%.0f%%%s", 100*m.stolen, note)}}
 }
 
+// hwmEnv names the file a child writes its peak resident memory to
+// (VmHWM, KiB).
+const hwmEnv = "MAPTHENET_BENCH_HWM"
+
+// peakRSSKiB is this process's peak resident memory (VmHWM), or 0.
+func peakRSSKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kib
+		}
+	}
+	return 0
+}
+
 // childMain is main in a child.
 func childMain(args []string) int {
 	if len(args) < 1 {
@@ -140,6 +175,10 @@ func childMain(args []string) int {
 	switch args[0] {
 	case "rank": // IN OUT WORKERS
 		out, err = childRank(args[1:])
+	case "rankids": // IN OUT WORKERS
+		out, err = childRankIDs(args[1:])
+	case "powercheck": // IN K
+		out, err = childPowerCheck(args[1:])
 	case "iteration": // IN WORKERS
 		out, err = childIteration(args[1:])
 	case "ingest": // SIZE STORE BATCH
@@ -152,6 +191,9 @@ func childMain(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench child:", err)
 		return 1
+	}
+	if path := os.Getenv(hwmEnv); path != "" {
+		os.WriteFile(path, []byte(strconv.FormatInt(peakRSSKiB(), 10)), 0o600)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench child:", err)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -44,14 +45,18 @@ t1 = time.perf_counter()
 pr = g.pagerank(damping=0.85, directed=True)
 t2 = time.perf_counter()
 array.array('d', pr).tofile(open(out, 'wb'))
-print(json.dumps({"load_seconds": t1 - t0, "pagerank_seconds": t2 - t1, "n": g.vcount()}))
+hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]
+print(json.dumps({"load_seconds": t1 - t0, "pagerank_seconds": t2 - t1, "n": g.vcount(), "hwm_kib": hwm[0] if hwm else 0}))
 `
 
 type igraphResult struct {
 	LoadSeconds     float64 `json:"load_seconds"`
 	PageRankSeconds float64 `json:"pagerank_seconds"`
 	N               int     `json:"n"`
+	HWMKiB          int64   `json:"hwm_kib"` // its own peak (see runChild)
 	scoresPath      string
+	cpu             time.Duration // the python process's user + system time
+	maxRSSKiB       int64
 }
 
 func runIgraph(e *env) (igraphResult, error) {
@@ -80,8 +85,15 @@ func runIgraph(e *env) (igraphResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("igraph: %w", err)
 	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.maxRSSKiB = ru.Maxrss
+		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		return res, fmt.Errorf("igraph: %w (output %q)", err, out)
+	}
+	if res.HWMKiB > 0 {
+		res.maxRSSKiB = res.HWMKiB
 	}
 	return res, nil
 }

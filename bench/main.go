@@ -37,7 +37,8 @@ type stage struct {
 var stages = []stage{
 	{"ingest", "fill a fresh store (Badger) with one complete visit per source domain, RecordVisits in batches of 256", runIngest},
 	{"rebuild", "a whole rebuild (rebuild.Run) of the store the ingest filled: snapshot, ranks, map, schedule", runRebuild},
-	{"rank", "rank.RankEdgeFile end to end from the edge file, one PageRank iteration, igraph", runRank},
+	{"rank", "rank.RankEdgeFile end to end from the edge file of names, one PageRank iteration, igraph", runRank},
+	{"ids", "rank.RankIDFile (the rebuild's way: streamed from an edge file of ids) end to end, and its top checked against an independent power iteration", runIDs},
 }
 
 // env is what every stage gets.
@@ -45,7 +46,7 @@ type env struct {
 	size     string
 	dir      string
 	workers  int
-	edges    string // the size's edge file
+	edges    string // the size's edge file of names (made on first use: edgeFile)
 	igraph   string // python interpreter with igraph, "" if none
 	noIgraph bool
 	mapTop   int // rebuild.Options.MapTop
@@ -61,7 +62,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == childFlag {
 		os.Exit(childMain(os.Args[2:]))
 	}
-	size := flag.String("size", "S", "graph size: S (100k domains, 1M edges), M (1M, 10M) or L (10M, 100M)")
+	size := flag.String("size", "S", "graph size: S (100k domains, 1M edges), M (1M, 10M), L (10M, 100M) or XL (100M, 1B: stage ids only)")
 	stageList := flag.String("stages", "rank", "comma-separated stages to run: ingest, rebuild, rank")
 	dir := flag.String("dir", "", "directory to cache the generated edge files in (default: a temporary directory)")
 	workers := flag.Int("workers", 0, "workers for the stages (0: GOMAXPROCS)")
@@ -69,7 +70,7 @@ func main() {
 	mapTop := flag.Int("maptop", 0, "rebuild stage: domains the map layout places by force (0: rebuild's default, negative: no map)")
 	cpuProfile := flag.String("cpuprofile", "", "write each measured child's CPU profile to `DIR`/JOB.cpu (for go tool pprof)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L [-stages ingest,rebuild,rank] [-dir DIR] [-workers N] [-maptop N] [-cpuprofile DIR]\n\nstages:\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench -size S|M|L|XL [-stages ingest,rebuild,rank,ids] [-dir DIR] [-workers N] [-maptop N] [-cpuprofile DIR]\n\nstages:\n")
 		for _, s := range stages {
 			fmt.Fprintf(os.Stderr, "  %-8s %s\n", s.name, s.help)
 		}
@@ -103,7 +104,7 @@ func run(size, stageList, dir string, workers int, noIgraph bool, mapTop int) er
 			found = found || st.name == s
 		}
 		if !found {
-			return fmt.Errorf("unknown stage %q (want ingest, rebuild or rank)", s)
+			return fmt.Errorf("unknown stage %q (want ingest, rebuild, rank or ids)", s)
 		}
 		want[s] = true
 	}
@@ -118,11 +119,17 @@ func run(size, stageList, dir string, workers int, noIgraph bool, mapTop int) er
 		return err
 	}
 	size = strings.ToUpper(size)
-	edges, err := edgeFile(dir, size)
-	if err != nil {
-		return err
+	if size == "XL" && (want["ingest"] || want["rebuild"] || want["rank"]) {
+		return fmt.Errorf("size XL runs the ids stage only (its edge file of names would not fit the memory budget of rank --edges)")
 	}
-	e := &env{size: size, dir: dir, workers: workers, edges: edges, noIgraph: noIgraph, mapTop: mapTop}
+	e := &env{size: size, dir: dir, workers: workers, noIgraph: noIgraph, mapTop: mapTop}
+	if want["rank"] || want["ingest"] || want["rebuild"] {
+		edges, err := edgeFile(dir, size)
+		if err != nil {
+			return err
+		}
+		e.edges = edges
+	}
 	if !noIgraph {
 		e.igraph = findIgraph()
 	}

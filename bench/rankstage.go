@@ -56,6 +56,9 @@ func runRank(ctx context.Context, e *env) ([]result, error) {
 		rows = append(rows,
 			result{"rank", "igraph PageRank (PRPACK)", secs(ig.PageRankSeconds)},
 			result{"rank", "igraph / ours (PageRank stage)", fmt.Sprintf("%.2f", ig.PageRankSeconds/prSeconds)},
+			result{"rank", "igraph end to end (load + PRPACK)", fmt.Sprintf("%s, CPU %s, peak %.0f MiB", secs(ig.LoadSeconds+ig.PageRankSeconds), secs(ig.cpu.Seconds()), float64(ig.maxRSSKiB)/1024)},
+			result{"rank", "igraph / ours (end to end, wall)", fmt.Sprintf("%.2f", (ig.LoadSeconds+ig.PageRankSeconds)/m.wall.Seconds())},
+			result{"rank", "igraph / ours (end to end, CPU)", fmt.Sprintf("%.2f", ig.cpu.Seconds()/m.cpu.Seconds())},
 		)
 		if diff, err := compareScores(e, out, ig); err != nil {
 			rows = append(rows, result{"rank", "scores vs igraph", "error: " + err.Error()})

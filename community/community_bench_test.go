@@ -49,7 +49,7 @@ func BenchmarkDetect(b *testing.B) {
 			var res *Result
 			for range b.N {
 				var err error
-				res, err = Detect(context.Background(), g.N, g.Offsets, g.Sources, Params{})
+				res, err = Detect(context.Background(), g.N, g.In, Params{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package community
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -55,30 +56,26 @@ type Result struct {
 	Levels, Sweeps int
 }
 
-// Detect finds communities of the graph of n nodes given as an in-edge
-// CSR: node v's in-neighbours are sources[offsets[v]:offsets[v+1]]
-// (rank.CSR's Offsets and Sources; each source listed once per target,
-// no self-loops). The graph is taken as undirected; a pair of nodes that
-// link both ways weighs 2.
-func Detect(ctx context.Context, n uint32, offsets, sources []uint32, p Params) (*Result, error) {
+// Detect finds communities of the graph of n nodes given by its
+// in-edges: in(v) lists node v's in-neighbours (rank.CSR's In: each source
+// listed once per target, no self-loops). The graph is taken as
+// undirected; a pair of nodes that link both ways weighs 2. Its adjacency
+// lists are 32-bit: a graph of 2³¹ edges or more is refused.
+func Detect(ctx context.Context, n uint32, in func(v uint32) []uint32, p Params) (*Result, error) {
 	p = p.withDefaults()
-	if len(offsets) != int(n)+1 {
-		return nil, fmt.Errorf("community: %d offsets for %d nodes (want n+1)", len(offsets), n)
-	}
-	if int(offsets[n]) != len(sources) {
-		return nil, fmt.Errorf("community: offsets end at %d but there are %d sources", offsets[n], len(sources))
-	}
+	var edges uint64
 	for v := range n {
-		if offsets[v] > offsets[v+1] {
-			return nil, fmt.Errorf("community: offsets decrease at node %d", v)
+		for _, s := range in(v) {
+			if s >= n {
+				return nil, fmt.Errorf("community: source %d is not a node of 0..%d", s, int64(n)-1)
+			}
 		}
+		edges += uint64(len(in(v)))
 	}
-	for _, s := range sources {
-		if s >= n {
-			return nil, fmt.Errorf("community: source %d is not a node of 0..%d", s, int64(n)-1)
-		}
+	if 2*edges > math.MaxUint32 {
+		return nil, fmt.Errorf("community: %d edges: more than this package's 32-bit adjacency lists hold (2³¹-1)", edges)
 	}
-	g, label := undirected(n, offsets, sources)
+	g, label := undirected(n, in)
 	res := &Result{Community: make([]int32, n)}
 	if g.m2 == 0 {
 		for v := range res.Community {
@@ -182,13 +179,13 @@ type graph struct {
 // moving reads at random are more often in cache (graphgen's M graph:
 // 19 s rather than 22 s, the machine shared). Each node lists its
 // in-neighbours, then its out-neighbours.
-func undirected(n uint32, offsets, sources []uint32) (*graph, []uint32) {
+func undirected(n uint32, in func(v uint32) []uint32) (*graph, []uint32) {
 	deg := make([]uint32, n)
 	for v := range n {
-		deg[v] = offsets[v+1] - offsets[v]
-	}
-	for _, s := range sources {
-		deg[s]++
+		deg[v] += uint32(len(in(v)))
+		for _, s := range in(v) {
+			deg[s]++
+		}
 	}
 	byDeg := make([]uint32, n) // graph index → node
 	for v := range byDeg {
@@ -210,7 +207,7 @@ func undirected(n uint32, offsets, sources []uint32) (*graph, []uint32) {
 	cur := make([]uint32, n) // each graph node's write cursor
 	for i, v := range byDeg {
 		at := off[i]
-		for _, s := range sources[offsets[v]:offsets[v+1]] {
+		for _, s := range in(v) {
 			adj[at] = label[s]
 			at++
 		}
@@ -218,7 +215,7 @@ func undirected(n uint32, offsets, sources []uint32) (*graph, []uint32) {
 	}
 	for v := range n {
 		lv := label[v]
-		for _, s := range sources[offsets[v]:offsets[v+1]] {
+		for _, s := range in(v) {
 			ls := label[s]
 			adj[cur[ls]] = lv
 			cur[ls]++

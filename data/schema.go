@@ -133,3 +133,14 @@ type RankRow struct {
 	InDomains  int64   `parquet:"in_domains,delta"`
 	OutDomains int64   `parquet:"out_domains,delta"`
 }
+
+// RankIDRow is one row of the file `rank --edges IN --out OUT` writes for
+// an edge file of ids (src_id, dst_id, no names): RankRow with the id in
+// place of the domain.
+type RankIDRow struct {
+	ID         int64   `parquet:"id,delta"`
+	Rank       int64   `parquet:"rank,optional,delta"`
+	Score      float64 `parquet:"score"`
+	InDomains  int64   `parquet:"in_domains,delta"`
+	OutDomains int64   `parquet:"out_domains,delta"`
+}

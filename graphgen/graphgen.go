@@ -45,18 +45,21 @@ type Config struct {
 	Intra       float64
 }
 
-// Sizes are the benchmark presets: S, M and L.
+// Sizes are the benchmark presets: S, M, L and XL (web scale's order of
+// magnitude: 100 million domains, a billion edges; written as an edge
+// file of ids, WriteIDEdgesParquet).
 var Sizes = map[string]Config{
-	"S": {Domains: 100_000, Edges: 1_000_000, Seed: 1},
-	"M": {Domains: 1_000_000, Edges: 10_000_000, Seed: 1},
-	"L": {Domains: 10_000_000, Edges: 100_000_000, Seed: 1},
+	"S":  {Domains: 100_000, Edges: 1_000_000, Seed: 1},
+	"M":  {Domains: 1_000_000, Edges: 10_000_000, Seed: 1},
+	"L":  {Domains: 10_000_000, Edges: 100_000_000, Seed: 1},
+	"XL": {Domains: 100_000_000, Edges: 1_000_000_000, Seed: 1},
 }
 
-// Size returns the preset called name (S, M or L, case-insensitive).
+// Size returns the preset called name (S, M, L or XL, case-insensitive).
 func Size(name string) (Config, error) {
 	c, ok := Sizes[strings.ToUpper(name)]
 	if !ok {
-		return Config{}, fmt.Errorf("graphgen: unknown size %q (want S, M or L)", name)
+		return Config{}, fmt.Errorf("graphgen: unknown size %q (want S, M, L or XL)", name)
 	}
 	return c, nil
 }
@@ -217,6 +220,13 @@ func gcd(a, b uint64) uint64 {
 // id; within a source the targets are distinct and in draw order. It
 // stops at and returns fn's first error.
 func (g *Generator) Edges(fn func(src, dst uint32, nofollow bool) error) error {
+	return g.EdgesOf(0, uint32(g.cfg.Domains), fn)
+}
+
+// EdgesOf is Edges for the sources lo..hi-1 only. Unlike the rest of a
+// Generator, it may be called by several goroutines at once: each call
+// has its own random streams (one per source, as Edges has).
+func (g *Generator) EdgesOf(lo, hi uint32, fn func(src, dst uint32, nofollow bool) error) error {
 	c := g.cfg
 	n := uint64(c.Domains)
 	pcg := rand.NewPCG(0, 0)
@@ -230,7 +240,7 @@ func (g *Generator) Edges(fn func(src, dst uint32, nofollow bool) error) error {
 		zipfComm = rand.NewZipf(r, c.ZipfS, 8, commSize-1)
 	}
 	seen := make(map[uint32]struct{}, 64)
-	for src := range uint32(n) {
+	for src := lo; src < hi && src < uint32(n); src++ {
 		deg := g.outDeg[src]
 		if deg == 0 {
 			continue

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -85,4 +87,132 @@ func (g *Generator) WriteEdgesParquet(path string) (err error) {
 		return fmt.Errorf("graphgen: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// IDEdgeRow is one row of the edge files of ids WriteIDEdgesParquet
+// writes: the id columns of the snapshot's edges.parquet (data.EdgeRow),
+// encoded as the snapshot encodes them.
+type IDEdgeRow struct {
+	SrcID    int32 `parquet:"src_id,delta"`
+	DstID    int32 `parquet:"dst_id"`
+	Nofollow bool  `parquet:"nofollow"`
+}
+
+// IDFileOptions are WriteIDEdgesParquet's options.
+type IDFileOptions struct {
+	RowGroupRows int // rows per row group: 0 means 1<<20, as the snapshot's edges.parquet
+	Workers      int // goroutines drawing edges: 0 means 1
+}
+
+// idChunkEdges is about how many edges one worker draws at a time.
+const idChunkEdges = 1 << 20
+
+// WriteIDEdgesParquet writes the graph as a snapshot-style edge file of
+// ids (IDEdgeRow, zstd): sorted by (src_id, dst_id), each pair once, no
+// self-loop. Sources are drawn in stretches of about a million edges on
+// o.Workers goroutines and written in order, so the file is the same for
+// any workers; memory stays bounded whatever the graph's size. The file
+// appears at path only when complete.
+func (g *Generator) WriteIDEdgesParquet(path string, o IDFileOptions) (err error) {
+	if o.RowGroupRows <= 0 {
+		o.RowGroupRows = rowsPerGroup
+	}
+	o.Workers = max(1, o.Workers)
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("graphgen: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := parquet.NewGenericWriter[IDEdgeRow](tmp,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.MaxRowsPerRowGroup(int64(o.RowGroupRows)),
+	)
+	// Stretches of sources of about idChunkEdges edges each.
+	var bounds []uint32
+	acc := 0
+	for src := range uint32(g.cfg.Domains) {
+		if acc == 0 {
+			bounds = append(bounds, src)
+		}
+		acc += int(g.outDeg[src])
+		if acc >= idChunkEdges {
+			acc = 0
+		}
+	}
+	bounds = append(bounds, uint32(g.cfg.Domains))
+	type chunk struct {
+		rows []IDEdgeRow
+		err  error
+	}
+	// Each stretch gets a channel; workers take stretches in order and
+	// the writer reads the channels in order.
+	results := make([]chan chunk, len(bounds)-1)
+	for i := range results {
+		results[i] = make(chan chunk, 1)
+	}
+	var next atomic.Int64
+	stop := make(chan struct{})
+	defer close(stop)
+	sem := make(chan struct{}, 2*o.Workers) // stretches drawn ahead of the writer
+	for range o.Workers {
+		go func() {
+			for {
+				select {
+				case sem <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(results) {
+					return
+				}
+				var rows []IDEdgeRow
+				start := 0
+				err := g.EdgesOf(bounds[i], bounds[i+1], func(src, dst uint32, nofollow bool) error {
+					if len(rows) > start && rows[start].SrcID != int32(src) {
+						sortTargets(rows[start:])
+						start = len(rows)
+					}
+					rows = append(rows, IDEdgeRow{SrcID: int32(src), DstID: int32(dst), Nofollow: nofollow})
+					return nil
+				})
+				sortTargets(rows[start:])
+				results[i] <- chunk{rows, err}
+			}
+		}()
+	}
+	for i := range results {
+		c := <-results[i]
+		<-sem
+		if c.err != nil {
+			return fmt.Errorf("graphgen: writing %s: %w", path, c.err)
+		}
+		if _, err := w.Write(c.rows); err != nil {
+			return fmt.Errorf("graphgen: writing %s: %w", path, err)
+		}
+	}
+	if err = w.Close(); err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("graphgen: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// sortTargets sorts one source's rows by target.
+func sortTargets(rows []IDEdgeRow) {
+	slices.SortFunc(rows, func(a, b IDEdgeRow) int { return int(a.DstID) - int(b.DstID) })
 }

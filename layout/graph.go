@@ -74,7 +74,7 @@ func Induced(g *rank.CSR, nodes []uint32) (*Graph, []int32, error) {
 	deg := make([]uint32, n+1)
 	each := func(add func(u, v uint32)) {
 		for i, v := range nodes {
-			for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+			for _, u := range g.In(v) {
 				if j := index[u]; j >= 0 {
 					add(uint32(i), uint32(j))
 				}

@@ -53,7 +53,7 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 		for v := range n {
 			switch state[v] {
 			case open:
-				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+				for _, u := range g.In(v) {
 					if state[u] == frontier {
 						a := &acc[v]
 						a.x += x[u]
@@ -62,7 +62,7 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 					}
 				}
 			case frontier:
-				for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+				for _, u := range g.In(v) {
 					if state[u] == open {
 						a := &acc[u]
 						a.x += x[v]

@@ -20,7 +20,7 @@ func placeEveryEdge(g *rank.CSR, x, y []float64, want func(v uint32) bool, key f
 		for v := range n {
 			vPlaced := !math.IsNaN(x[v])
 			vOpen := !vPlaced && want(v)
-			for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+			for _, u := range g.In(v) {
 				if vOpen && !math.IsNaN(x[u]) {
 					sx[v] += x[u]
 					sy[v] += y[u]

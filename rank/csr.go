@@ -2,11 +2,45 @@ package rank
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
 	"github.com/mapthenet/mapthenet/internal/parallel"
 )
+
+// CSR is a directed graph of N nodes stored by in-edges: In(v) lists the
+// sources of the edges into v, in increasing order, and OutDegree counts
+// each node's distinct out-edges. Self-loops and duplicate edges are not
+// stored. Build one with BuildCSR (edges in memory) or ReadIDGraph (an
+// edge file of dense ids, streamed). It may hold more than 2³² edges.
+type CSR struct {
+	N         uint32
+	Sources   []uint32 // every node's in-edges in turn: v's are Sources[Start(v):Start(v+1)]
+	OutDegree []uint32
+	offsets   offsets
+}
+
+// Start is the index in Sources of node v's first in-edge; Start(N) is
+// the number of edges.
+func (g *CSR) Start(v uint32) uint64 { return g.offsets.start(v) }
+
+// In lists the sources of the edges into v, in increasing order.
+func (g *CSR) In(v uint32) []uint32 { return g.Sources[g.offsets.start(v):g.offsets.start(v+1)] }
+
+// InDegree is the number of distinct nodes linking to v.
+func (g *CSR) InDegree(v uint32) uint32 { return uint32(g.offsets.degree(v)) }
+
+// NumEdges is the number of distinct edges.
+func (g *CSR) NumEdges() int { return len(g.Sources) }
+
+// check verifies the CSR's shape (not the order of each node's sources).
+func (g *CSR) check() error {
+	if len(g.OutDegree) != int(g.N) {
+		return fmt.Errorf("rank: malformed CSR: %d nodes, %d out-degrees", g.N, len(g.OutDegree))
+	}
+	return g.offsets.check(g.N, len(g.Sources))
+}
 
 // BuildCSR builds the in-edge CSR of the graph of n nodes whose edges are
 // src[i]→dst[i]: self-loops are dropped, duplicate edges kept once, and
@@ -25,8 +59,9 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	m := len(src)
-	// Small inputs are not worth the per-worker count arrays.
-	parts := max(1, min(workers, m/parallelMinEdges))
+	// Small inputs are not worth the per-worker count arrays; a part's
+	// counts are 32-bit, so no part holds 2³² edges.
+	parts := max(1, min(workers, m/parallelMinEdges), (m+math.MaxUint32-1)/math.MaxUint32)
 
 	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
 	counts := make([][]uint32, parts)
@@ -53,78 +88,132 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 		}
 	}
 
-	// Offsets, and each part's first slot per node (counts[k] becomes
-	// part k's write cursor).
-	offsets := makeLarge[uint32](int(n)+1, int(n)+1)
-	var total uint64
+	// Offsets, and each part's first slot within each node's in-edges
+	// (counts[k] becomes part k's write cursor).
+	deg := makeLarge[uint32](int(n)+1, int(n)+1)
 	for v := range n {
-		offsets[v] = uint32(total)
+		var d uint64
 		for k := range parts {
 			c := counts[k][v]
-			counts[k][v] = uint32(total)
-			total += uint64(c)
+			counts[k][v] = uint32(d)
+			d += uint64(c)
 		}
+		if d > math.MaxUint32 {
+			return nil, fmt.Errorf("rank: node %d has %d in-edges, duplicates included: more than 2³²-1", v, d)
+		}
+		deg[v] = uint32(d)
 	}
-	if total > 1<<32-1 {
-		return nil, fmt.Errorf("rank: %d edges is more than this CSR can hold", total)
-	}
-	offsets[n] = uint32(total)
-	sources := makeLarge[uint32](int(total), int(total))
+	g := &CSR{N: n, offsets: offsetsOfDegrees(deg)}
+	total := g.offsets.total()
+	g.Sources = makeLarge[uint32](int(total), int(total))
 
 	// Pass 2: place every source under its target.
+	abs := absoluteCursors(g, counts)
 	parallel.Run(parts, func(k int) {
-		cur := counts[k]
 		lo, hi := span(k)
-		for i := lo; i < hi; i++ {
-			s, t := src[i], dst[i]
-			if s != t {
-				sources[cur[t]] = s
-				cur[t]++
-			}
-		}
+		placeEdges(g, counts[k], abs, src[lo:hi], dst[lo:hi])
 	})
 	counts = nil
 
-	g := &CSR{N: n, Offsets: offsets, Sources: sources}
 	g.dedupe(workers)
 	g.countOut(workers)
 	return g, nil
 }
 
-// dedupe sorts each node's sources and drops repeats, compacting Sources
-// and rewriting Offsets.
-func (g *CSR) dedupe(workers int) {
-	n := g.N
-	kept := makeLarge[uint32](int(n), int(n))
+// absoluteCursors prepares the write cursors of the parts that place a
+// graph's edges: cursor[k][t] is where part k writes its first in-edge of
+// t, relative to t's first in-edge. Below 2³² edges it makes them
+// absolute (and returns true), which saves placeEdges a lookup of t's
+// offset per edge; above, each edge looks its target's offset up (the
+// path tests take with offsetBits lowered).
+func absoluteCursors(g *CSR, cursor [][]uint32) bool {
+	if len(g.offsets.steps) > 0 {
+		return false
+	}
+	low := g.offsets.low
+	parallel.Run(len(cursor), func(k int) {
+		cur := cursor[k]
+		for v := range cur {
+			cur[v] += low[v]
+		}
+	})
+	return true
+}
+
+// placeEdges writes the edges src[i]→dst[i] (self-loops skipped) under
+// their targets from the cursors cur (advanced as it goes; abs: as made by
+// absoluteCursors).
+func placeEdges(g *CSR, cur []uint32, abs bool, src, dst []uint32) {
+	out := g.Sources
+	dst = dst[:len(src)]
+	if abs {
+		for i, s := range src {
+			if t := dst[i]; s != t {
+				out[cur[t]] = s
+				cur[t]++
+			}
+		}
+		return
+	}
+	for i, s := range src {
+		if t := dst[i]; s != t {
+			out[g.offsets.start(t)+uint64(cur[t])] = s
+			cur[t]++
+		}
+	}
+}
+
+// sortSources sorts each node's sources.
+func (g *CSR) sortSources(workers int) {
 	bounds := g.chunks()
 	forChunks(len(bounds)-1, workers, func(c int) {
 		var scratch []uint32
 		for v := bounds[c]; v < bounds[c+1]; v++ {
-			seg := g.Sources[g.Offsets[v]:g.Offsets[v+1]]
-			if !slices.IsSorted(seg) {
-				if len(seg) < radixMin {
-					slices.Sort(seg)
-				} else {
-					if cap(scratch) < len(seg) {
-						scratch = make([]uint32, len(seg))
-					}
-					radixSort(seg, scratch[:len(seg)])
-				}
-			}
+			sortSegment(g.In(v), &scratch)
+		}
+	})
+}
+
+// sortSegment sorts one node's sources (scratch: radixSort's buffer,
+// grown as needed).
+func sortSegment(seg []uint32, scratch *[]uint32) {
+	if slices.IsSorted(seg) {
+		return
+	}
+	if len(seg) < radixMin {
+		slices.Sort(seg)
+		return
+	}
+	if cap(*scratch) < len(seg) {
+		*scratch = make([]uint32, len(seg))
+	}
+	radixSort(seg, (*scratch)[:len(seg)])
+}
+
+// dedupe sorts each node's sources and drops repeats, compacting Sources
+// and rewriting the offsets.
+func (g *CSR) dedupe(workers int) {
+	n := g.N
+	kept := makeLarge[uint32](int(n)+1, int(n)+1)
+	bounds := g.chunks()
+	forChunks(len(bounds)-1, workers, func(c int) {
+		var scratch []uint32
+		for v := bounds[c]; v < bounds[c+1]; v++ {
+			seg := g.In(v)
+			sortSegment(seg, &scratch)
 			kept[v] = uint32(len(slices.Compact(seg)))
 		}
 	})
 	// Compact in increasing node order: a segment only ever moves down.
-	w := uint32(0)
+	var w uint64
 	for v := range n {
-		lo := g.Offsets[v]
+		lo := g.Start(v)
 		if w != lo {
-			copy(g.Sources[w:], g.Sources[lo:lo+kept[v]])
+			copy(g.Sources[w:], g.Sources[lo:lo+uint64(kept[v])])
 		}
-		g.Offsets[v] = w
-		w += kept[v]
+		w += uint64(kept[v])
 	}
-	g.Offsets[n] = w
+	g.offsets = offsetsOfDegrees(kept)
 	if int(w) < len(g.Sources) {
 		g.Sources = slices.Clip(g.Sources[:w])
 	}

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -15,12 +16,7 @@ func TestBuildCSR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &CSR{
-		N:         5,
-		Offsets:   []uint32{0, 1, 2, 5, 5, 5},
-		Sources:   []uint32{2, 0, 0, 1, 3},
-		OutDegree: []uint32{2, 1, 1, 1, 0},
-	}
+	want := csrOf(5, []uint64{0, 1, 2, 5, 5, 5}, []uint32{2, 0, 0, 1, 3}, []uint32{2, 1, 1, 1, 0})
 	if !equalCSR(g, want) {
 		t.Errorf("got %+v\nwant %+v", g, want)
 	}
@@ -43,7 +39,7 @@ func TestBuildCSRErrors(t *testing.T) {
 		t.Error("target out of range: no error")
 	}
 	g, err := BuildCSR(0, nil, nil, 1)
-	if err != nil || g.N != 0 || len(g.Offsets) != 1 {
+	if err != nil || g.N != 0 || g.NumEdges() != 0 || g.Start(0) != 0 {
 		t.Errorf("empty: %+v, %v", g, err)
 	}
 }
@@ -84,7 +80,7 @@ func TestBuildCSRInvariant(t *testing.T) {
 		t.Errorf("%d distinct edges, CSR has %d", len(in), want.NumEdges())
 	}
 	for v := range want.N {
-		for _, u := range want.Sources[want.Offsets[v]:want.Offsets[v+1]] {
+		for _, u := range want.In(v) {
 			if !in[e{u, v}] {
 				t.Fatalf("CSR edge %d→%d not in input", u, v)
 			}
@@ -93,7 +89,25 @@ func TestBuildCSRInvariant(t *testing.T) {
 }
 
 func equalCSR(a, b *CSR) bool {
-	return a.N == b.N && slices.Equal(a.Offsets, b.Offsets) && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.OutDegree, b.OutDegree)
+	if a.N != b.N || !slices.Equal(a.Sources, b.Sources) || !slices.Equal(a.OutDegree, b.OutDegree) {
+		return false
+	}
+	for v := range a.N + 1 {
+		if a.Start(v) != b.Start(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// csrOf is the CSR of n nodes whose node v's in-edges are
+// sources[starts[v]:starts[v+1]].
+func csrOf(n uint32, starts []uint64, sources, out []uint32) *CSR {
+	deg := make([]uint32, n+1)
+	for v := range n {
+		deg[v] = uint32(starts[v+1] - starts[v])
+	}
+	return &CSR{N: n, Sources: sources, OutDegree: out, offsets: offsetsOfDegrees(deg)}
 }
 
 // TestRenumber: new ids go by the number of edges a name is the source
@@ -187,5 +201,67 @@ func TestRadixSort(t *testing.T) {
 				t.Errorf("n %d, values up to %d: not sorted", n, limit)
 			}
 		}
+	}
+}
+
+// TestOffsetsPast32Bits: the path of graphs of more than 2³² edges (the
+// offsets' high bits as steps), taken by small graphs with offsetBits
+// lowered, gives every node's offset, and the same CSR and PageRank
+// scores, bit for bit, as 32-bit words do.
+func TestOffsetsPast32Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	deg := make([]uint32, 2001)
+	want := make([]uint64, len(deg))
+	var total uint64
+	for v := range deg {
+		want[v] = total
+		if v < len(deg)-1 {
+			deg[v] = uint32(r.IntN(40))
+			if v%97 == 0 {
+				deg[v] = 300 // spans several steps at once
+			}
+			total += uint64(deg[v])
+		}
+	}
+	defer func(b uint8) { offsetBits = b }(offsetBits)
+	for _, bits := range []uint8{32, 8, 5, 1} {
+		offsetBits = bits
+		o := offsetsOfDegrees(slices.Clone(deg))
+		for v := range deg {
+			if got := o.start(uint32(v)); got != want[v] {
+				t.Fatalf("bits %d: start(%d) = %d, want %d", bits, v, got, want[v])
+			}
+		}
+		if bits < 32 && len(o.steps) == 0 {
+			t.Fatalf("bits %d: no steps", bits)
+		}
+	}
+
+	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
+	parallelMinEdges = 1000
+	src, dst := randomEdges(5, 3000, 50_000)
+	offsetBits = 32
+	ref, err := BuildCSR(3000, src, dst, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refScores, err := PageRank(context.Background(), ref, Params{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsetBits = 7
+	g, err := BuildCSR(3000, src, dst, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.offsets.steps) == 0 || !equalCSR(g, ref) {
+		t.Fatalf("offsetBits 7: %d steps, CSR equal: %v", len(g.offsets.steps), equalCSR(g, ref))
+	}
+	res, err := PageRank(context.Background(), g, Params{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Scores, refScores.Scores) {
+		t.Error("offsetBits 7: scores differ")
 	}
 }

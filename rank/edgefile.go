@@ -25,6 +25,7 @@ type Summary struct {
 	Ranked        int     // domains with a rank (at least one followed in-link)
 	Iterations    int     // PageRank iterations
 	Residual      float64 // L1 change of the last iteration
+	NameBytes     int64   // the name table's memory (edge files of names)
 	Stages        []data.StageTiming
 }
 
@@ -54,6 +55,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	if err != nil {
 		return Summary{}, err
 	}
+	limit := memoryLimit()
 	defer boundHeap(inPath)()
 	var sum Summary
 	clock := time.Now()
@@ -64,7 +66,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		clock = now
 	}
 
-	el, err := edgefile.Read(ctx, inPath, edgefile.ReadOptions{Workers: p.Workers, ProgressEvery: progressEvery,
+	el, err := edgefile.Read(ctx, inPath, edgefile.ReadOptions{Workers: p.Workers, ProgressEvery: progressEvery, MemoryLimit: limit,
 		Progress: func(done, total int64) {
 			logger.Info("reading edge file", "file", inPath, "rows", done, "of", total,
 				"percent", math.Round(1000*float64(done)/float64(max(total, 1)))/10)
@@ -75,9 +77,10 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	for _, names := range el.Names {
 		sum.Domains += len(names)
 	}
-	sum.Rows = el.Rows
+	sum.Rows, sum.NameBytes = el.Rows, el.NameBytes
 	stage(StageRead, el.Rows)
-	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Src))
+	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Src),
+		"name_table_mib", math.Round(float64(el.NameBytes)/(1<<20)), "name_table_bytes_per_domain", math.Round(float64(el.NameBytes)/float64(max(sum.Domains, 1))))
 
 	names := renumberShards(el.Names, el.Src, el.Dst, p.Workers)
 	el.Names = nil
@@ -163,8 +166,9 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	limit := memoryLimit()
 	defer boundHeap(path)()
-	el, err := edgefile.Read(ctx, path, edgefile.ReadOptions{Workers: workers})
+	el, err := edgefile.Read(ctx, path, edgefile.ReadOptions{Workers: workers, MemoryLimit: limit})
 	if err != nil {
 		return nil, err
 	}

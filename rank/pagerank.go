@@ -53,23 +53,6 @@ func (p Params) withDefaults() (Params, error) {
 	return p, nil
 }
 
-// CSR is a directed graph of N nodes stored by in-edges: the sources of the
-// edges into v are Sources[Offsets[v]:Offsets[v+1]], in increasing order.
-// OutDegree counts each node's distinct out-edges. Self-loops and
-// duplicate edges are not stored. Build one with BuildCSR.
-type CSR struct {
-	N         uint32
-	Offsets   []uint32 // len N+1
-	Sources   []uint32
-	OutDegree []uint32
-}
-
-// InDegree is the number of distinct nodes linking to v.
-func (g *CSR) InDegree(v uint32) uint32 { return g.Offsets[v+1] - g.Offsets[v] }
-
-// NumEdges is the number of distinct edges.
-func (g *CSR) NumEdges() int { return len(g.Sources) }
-
 // Result is what PageRank returns.
 type Result struct {
 	Scores     []float64 // sum to 1
@@ -88,7 +71,7 @@ func (g *CSR) chunks() []uint32 {
 	bounds := []uint32{0}
 	cost := 0
 	for v := uint32(0); v < g.N; v++ {
-		cost += 1 + int(g.Offsets[v+1]-g.Offsets[v])
+		cost += 1 + int(g.offsets.degree(v))
 		if cost >= chunkCost {
 			bounds = append(bounds, v+1)
 			cost = 0
@@ -145,19 +128,20 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 	if n == 0 {
 		return Result{Scores: []float64{}}, nil
 	}
-	if len(g.Offsets) != n+1 || len(g.OutDegree) != n {
-		return Result{}, fmt.Errorf("rank: malformed CSR: %d nodes, %d offsets, %d out-degrees", n, len(g.Offsets), len(g.OutDegree))
+	if err := g.check(); err != nil {
+		return Result{}, err
 	}
 	bounds := g.chunks()
 	nchunks := len(bounds) - 1
 	d := p.Damping
 	invN := 1 / float64(n)
 
-	// invOut[u] = 1/outdegree(u), 0 for dangling nodes. contrib[u] =
-	// x[u]*invOut[u] is what u gives each of its targets.
-	invOut := makeLarge[float64](n, n)
+	// x is updated in place: a node's old score is read only by itself.
+	// contrib[u] = x[u]/outdegree(u) is what u gives each of its targets
+	// (0 for a dangling node), read at random by the in-edge sums: it is
+	// kept twice, the last iteration's and the next. Three vectors of 8
+	// bytes a node in all (1/outdegree is computed as needed, not kept).
 	x := makeLarge[float64](n, n)
-	next := makeLarge[float64](n, n)
 	contrib := makeLarge[float64](n, n)
 	nextContrib := makeLarge[float64](n, n)
 	diffs := make([]float64, nchunks)
@@ -169,8 +153,7 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 		for v := bounds[c]; v < bounds[c+1]; v++ {
 			x[v] = invN
 			if od := g.OutDegree[v]; od > 0 {
-				invOut[v] = 1 / float64(od)
-				contrib[v] = invN * invOut[v]
+				contrib[v] = invN * (1 / float64(od))
 			} else {
 				dang += invN
 			}
@@ -186,9 +169,8 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 		}
 		base := (1-d)*invN + d*dangling*invN
 		forChunks(nchunks, p.Workers, func(c int) {
-			diffs[c], dangs[c] = iterateChunk(g, bounds[c], bounds[c+1], base, d, x, next, contrib, nextContrib, invOut)
+			diffs[c], dangs[c] = iterateChunk(g, bounds[c], bounds[c+1], base, d, x, contrib, nextContrib)
 		})
-		x, next = next, x
 		contrib, nextContrib = nextContrib, contrib
 		dangling = sumInOrder(dangs)
 		res.Residual = sumInOrder(diffs)
@@ -197,6 +179,7 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 			break
 		}
 	}
+	contrib, nextContrib = nil, nil
 
 	// Scale to sum to 1 (igraph does too): the iteration keeps the sum at
 	// 1 only up to rounding.
@@ -218,15 +201,19 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 	return res, nil
 }
 
-// iterateChunk computes the new scores of nodes lo..hi-1 and returns the
-// chunk's L1 change and its new dangling mass. The in-edge sum uses four
-// accumulators (a fixed order, so still reproducible) to hide the latency
-// of floating-point adds: this loop is where PageRank spends its time.
-func iterateChunk(g *CSR, lo, hi uint32, base, d float64, x, next, contrib, nextContrib, invOut []float64) (diff, dang float64) {
-	offs := g.Offsets
+// iterateChunk computes the new scores of nodes lo..hi-1 (in place in x)
+// and returns the chunk's L1 change and its new dangling mass. The in-edge
+// sum uses four accumulators (a fixed order, so still reproducible) to
+// hide the latency of floating-point adds: this loop is where PageRank
+// spends its time.
+func iterateChunk(g *CSR, lo, hi uint32, base, d float64, x, contrib, nextContrib []float64) (diff, dang float64) {
 	srcs := g.Sources
+	od := g.OutDegree
+	from := g.offsets.start(lo)
 	for v := lo; v < hi; v++ {
-		in := srcs[offs[v]:offs[v+1]]
+		to := g.offsets.start(v + 1)
+		in := srcs[from:to]
+		from = to
 		var s0, s1, s2, s3 float64
 		for len(in) >= 4 {
 			s0 += contrib[in[0]]
@@ -240,9 +227,9 @@ func iterateChunk(g *CSR, lo, hi uint32, base, d float64, x, next, contrib, next
 		}
 		xv := base + d*((s0+s1)+(s2+s3))
 		diff += math.Abs(xv - x[v])
-		next[v] = xv
-		if io := invOut[v]; io != 0 {
-			nextContrib[v] = xv * io
+		x[v] = xv
+		if o := od[v]; o != 0 {
+			nextContrib[v] = xv * (1 / float64(o))
 		} else {
 			dang += xv
 		}

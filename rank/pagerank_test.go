@@ -136,7 +136,7 @@ func solveDense(g *CSR, d float64) []float64 {
 		}
 	}
 	for v := range g.N {
-		for _, u := range g.Sources[g.Offsets[v]:g.Offsets[v+1]] {
+		for _, u := range g.In(v) {
 			a[v][u] -= d / float64(g.OutDegree[u])
 		}
 	}

@@ -24,7 +24,7 @@ func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []ui
 	}
 	byScore := make([]keyed, 0, n)
 	for v := range g.N {
-		if g.Offsets[v+1] > g.Offsets[v] {
+		if g.InDegree(v) > 0 {
 			byScore = append(byScore, keyed{scoreKey(scores[v]), v})
 		}
 	}

@@ -14,7 +14,8 @@ import (
 
 // builder holds what a rebuild keeps in memory between stages: arrays
 // indexed by a dense domain index (the store's ids may have gaps), a few
-// bytes per domain and 8 per followed edge. Visits are streamed.
+// bytes per domain. Edges and visits are streamed; ranks read the edges
+// back from edges.parquet.
 type builder struct {
 	opts        Options
 	log         *slog.Logger
@@ -29,7 +30,6 @@ type builder struct {
 	identity bool     // dense[id] == id for every id: the store has no gaps
 	names    []string // dense → name
 	in, out  []uint32 // dense → distinct followed linking / linked domains
-	src, dst []uint32 // followed edges, dense, sorted by (src, dst)
 	words    *linkWordTally
 
 	scores   []float64
@@ -151,8 +151,8 @@ func (b *builder) denseOf(id uint32) (int32, bool) {
 	return b.dense[id], true
 }
 
-// writeEdges streams the edges into edges.parquet and keeps the followed
-// ones for ranks, counts and link words.
+// writeEdges streams the edges into edges.parquet and counts the followed
+// ones and their link words (ranks read the file back, streamed).
 func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 	fw, err := createParquet[data.EdgeRow](b.path(data.EdgesFile), edgeRowGroup, edgeWriterOptions...)
 	if err != nil {
@@ -182,8 +182,6 @@ func (b *builder) writeEdges(ctx context.Context, src Source) (int64, error) {
 			return err
 		}
 		if !e.Nofollow && s != d {
-			b.src = append(b.src, uint32(s))
-			b.dst = append(b.dst, uint32(d))
 			b.out[s]++
 			b.in[d]++
 			b.words.add(uint32(d), e.Words)
@@ -282,11 +280,14 @@ func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	scores, ranks, res, g, order, err := rankDomains(ctx, n, b.src, b.dst, b.names, p)
+	var dense []int32 // edges.parquet has store ids
+	if !b.identity {
+		dense = b.dense
+	}
+	scores, ranks, res, g, order, err := rankDomains(ctx, b.path(data.EdgesFile), n, dense, b.names, p)
 	if err != nil {
 		return 0, err
 	}
-	b.src, b.dst = nil, nil
 	b.graph, b.order = g, order
 	b.scores, b.ranks = scores, ranks
 	b.rankInfo.Iterations = res.Iterations

@@ -23,7 +23,7 @@ func (b *builder) computeCommunities(ctx context.Context, _ Source) (int64, erro
 		return 0, nil
 	}
 	started := time.Now()
-	res, err := community.Detect(ctx, b.graph.N, b.graph.Offsets, b.graph.Sources, community.Params{Workers: b.opts.Rank.Workers})
+	res, err := community.Detect(ctx, b.graph.N, b.graph.In, community.Params{Workers: b.opts.Rank.Workers})
 	if err != nil {
 		return 0, err
 	}

@@ -6,13 +6,15 @@ import (
 	"github.com/mapthenet/mapthenet/rank"
 )
 
-// rankDomains scores n domains by PageRank over the followed edges
-// src[i]→dst[i] (dense indices) and ranks those with a followed in-link
-// (package rank: ties by name). ranks[i] is 0 for the unranked. It also
-// returns the graph and the ranked domains in rank order, which the
-// layout works on.
-func rankDomains(ctx context.Context, n uint32, src, dst []uint32, names []string, p rank.Params) ([]float64, []int64, rank.Result, *rank.CSR, []uint32, error) {
-	g, err := rank.BuildCSR(n, src, dst, p.Workers)
+// rankDomains scores n domains by PageRank over the followed edges of
+// the edges.parquet the rebuild wrote (edgesPath), read streamed by id
+// (rank.ReadIDGraph: no edge list in memory); dense maps its store ids to
+// domain indices (nil: they are the same). It ranks those with a followed
+// in-link (package rank: ties by name). ranks[i] is 0 for the unranked.
+// It also returns the graph and the ranked domains in rank order, which
+// the layout works on.
+func rankDomains(ctx context.Context, edgesPath string, n uint32, dense []int32, names []string, p rank.Params) ([]float64, []int64, rank.Result, *rank.CSR, []uint32, error) {
+	g, _, err := rank.ReadIDGraph(ctx, edgesPath, rank.IDGraphOptions{Nodes: n, Dense: dense, Workers: p.Workers})
 	if err != nil {
 		return nil, nil, rank.Result{}, nil, nil, err
 	}

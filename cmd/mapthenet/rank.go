@@ -22,6 +22,7 @@ type rankFlags struct {
 	Snapshot string
 	Edges    string
 	Out      string
+	IDs      bool
 	Workers  int
 }
 
@@ -42,7 +43,23 @@ rank --top N lists the N best-ranked domains.
 rank --edges IN.parquet --out OUT.parquet ranks any edge list standalone:
 IN needs string columns src and dst (and may have a boolean nofollow);
 OUT gets domain, rank, score, in_domains, out_domains: ranked domains by
-rank, then those with no followed in-link (rank null) by name.
+rank, then those with no followed in-link (rank null) by name. Memory:
+about 24 bytes an edge row and 140 a domain name (the name table holds a
+name in about 100 bytes: a 32-byte slot at 35 to 70% full, its header and
+its bytes; the log's "read edge file" line gives its size). A file whose
+rows and names would need more than GOMEMLIMIT (or the machine's memory)
+is refused as soon as that shows, before memory runs out, and the error
+says so.
+
+An edge file of ids (integer columns src_id and dst_id, and nofollow, as
+a snapshot's edges.parquet has: sorted by (src_id, dst_id), each pair
+once, no self-loop) is ranked streamed, in two passes over the file, with
+no edge list and no names in memory: at most 4.5 bytes an edge and 40 a
+domain. Files with only id columns are read so; --ids reads the ids of a
+file that has names too. Domains are the ids 0 to the largest; OUT has id
+in place of domain (ties and unranked rows by id). A file that breaks the
+contract (out of order, repeated pair, self-loop, negative id) is refused
+with the row.
 
 --json prints one JSON document instead of text:
   rank DOMAIN...: {"snapshot": ID, "as_of": T, "domains": [{"domain",
@@ -63,7 +80,8 @@ Times are RFC 3339 UTC.`,
 		Example: `  mapthenet rank example.com
   mapthenet rank https://www.example.co.uk/page blog.example.org --json
   mapthenet rank --top 20
-  mapthenet rank --edges edges.parquet --out ranks.parquet`,
+  mapthenet rank --edges edges.parquet --out ranks.parquet
+  mapthenet rank --edges rebuilds/current/edges.parquet --ids --out ranks-by-id.parquet`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRank(cmd, fl, args)
 		},
@@ -74,6 +92,7 @@ Times are RFC 3339 UTC.`,
 	f.StringVar(&fl.Snapshot, "snapshot", "", "read this snapshot id instead of the current one")
 	f.StringVar(&fl.Edges, "edges", "", "rank this edge file (Parquet, src/dst columns) standalone")
 	f.StringVar(&fl.Out, "out", "", "with --edges: write the ranks to this Parquet file")
+	f.BoolVar(&fl.IDs, "ids", false, "with --edges: rank by the src_id and dst_id columns, streamed (no names in memory)")
 	f.IntVar(&fl.Workers, "workers", 0, "with --edges: PageRank workers (0: every core)")
 	return cmd
 }
@@ -89,6 +108,8 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 			return usagef("--edges ranks a file: no DOMAIN or --top with it")
 		}
 		return rankEdgeFile(cmd, fl)
+	case fl.IDs:
+		return usagef("--ids goes with --edges")
 	case fl.Top != 0:
 		if fl.Top < 0 {
 			return usagef("--top %d: want a positive number", fl.Top)
@@ -135,7 +156,7 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 func rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 	p := rank.DefaultParams
 	p.Workers = fl.Workers
-	sum, err := rank.RankEdgeFile(cmd.Context(), fl.Edges, fl.Out, p, global.logger)
+	sum, err := rank.RankFile(cmd.Context(), fl.Edges, fl.Out, fl.IDs, p, global.logger)
 	if err != nil {
 		return err
 	}

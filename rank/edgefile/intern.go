@@ -2,6 +2,7 @@ package edgefile
 
 import (
 	"hash/maphash"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -20,9 +21,10 @@ type interner struct {
 	slots []slot
 	mask  uint64
 	seed  maphash.Seed
-	names []string // by id; views into arena blocks
-	arena []byte   // current block; earlier blocks stay alive through names
-	sink  uint32   // keeps touch's loads from being optimised away
+	names []string     // by id; views into arena blocks
+	arena []byte       // current block; earlier blocks stay alive through names
+	sink  uint32       // keeps touch's loads from being optimised away
+	count atomic.Int64 // len(names), for other goroutines (the memory check)
 }
 
 type slot struct {
@@ -97,6 +99,7 @@ func (in *interner) add(sl *slot, h uint64, s string) uint32 {
 	}
 	id := uint32(len(in.names))
 	in.names = append(in.names, owned)
+	in.count.Store(int64(len(in.names)))
 	sl.hash, sl.id1 = h, id+1
 	if len(s) <= inlineMax {
 		sl.n = uint8(len(s))
@@ -128,3 +131,13 @@ func (in *interner) grow() {
 
 // len is the number of distinct names.
 func (in *interner) len() int { return len(in.names) }
+
+// bytes is the interner's memory: its table, its name headers and the
+// names' bytes (arena blocks are counted as the names fill them).
+func (in *interner) bytes() int64 {
+	b := int64(cap(in.slots))*int64(unsafe.Sizeof(slot{})) + int64(cap(in.names))*int64(unsafe.Sizeof(""))
+	for _, s := range in.names {
+		b += int64(len(s))
+	}
+	return b
+}

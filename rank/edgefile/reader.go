@@ -20,10 +20,26 @@ import (
 // of id i*len(Names)+k is Names[k][i], see shardSet), and the followed,
 // non-self-loop edges as pairs of those ids, in no fixed order.
 type Edges struct {
-	Names    [][]string
-	Src, Dst []uint32
-	Rows     int64 // rows read, nofollow and self-loops included
+	Names     [][]string
+	Src, Dst  []uint32
+	Rows      int64 // rows read, nofollow and self-loops included
+	NameBytes int64 // the memory of the name table: its slots, the names' headers and bytes
 }
+
+// Memory the names path needs, for Fit's check and --help: the edge list
+// and the graph of followed edges (24 bytes a row at the peak, when the
+// graph is built beside the edge list) and a name (its slot in the
+// intern table, 32 bytes at 35 to 70% full, its header and bytes, about
+// 100 bytes a name with the table, then the renumbering's keys and sort
+// buffer, 40 more).
+const (
+	RowBytes  = 24
+	NameBytes = 140
+)
+
+// ErrNamesTooBig is the error of an edge file whose names (and edges) do
+// not fit the memory limit; its message says what to do.
+var ErrNamesTooBig = errors.New("the edge file's names do not fit in memory")
 
 // ReadOptions are Read's options.
 type ReadOptions struct {
@@ -32,6 +48,11 @@ type ReadOptions struct {
 	// file's rows every ProgressEvery while reading.
 	Progress      func(done, total int64)
 	ProgressEvery time.Duration
+	// MemoryLimit, when positive, is the memory the reading may count on:
+	// a file whose rows alone need more (RowBytes each) is refused before
+	// reading, and the reading stops as soon as its names and rows would
+	// need more (NameBytes a name), both with ErrNamesTooBig.
+	MemoryLimit int64
 }
 
 // Edge file columns.
@@ -86,6 +107,9 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
+	}
+	if err := fits(path, o.MemoryLimit, rows, 0, rows); err != nil {
+		return nil, err
 	}
 	hint := min(rows, fi.Size(), 1<<32-1)
 	set := newShardSet(workers, int(min(max(hint/10, 1024), 1<<24)))
@@ -198,6 +222,9 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 			return nil, err
 		}
 		free <- r // never blocks: free holds every batch
+		if err := fits(path, o.MemoryLimit, rows, set.count(), el.Rows); err != nil {
+			return nil, err
+		}
 		if progress != nil && time.Since(lastProgress) >= o.ProgressEvery {
 			progress(el.Rows, rows)
 			lastProgress = time.Now()
@@ -218,7 +245,31 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.Rows, rows)
 	}
 	el.Names = set.names()
+	el.NameBytes = set.bytes()
 	return el, nil
+}
+
+// fits returns ErrNamesTooBig, with what it would take, when rows rows
+// and names names (found in the first done rows) need more than limit.
+func fits(path string, limit, rows, names, done int64) error {
+	need := RowBytes*rows + NameBytes*names
+	if limit <= 0 || need <= limit {
+		return nil
+	}
+	what := fmt.Sprintf("its %d rows need %s (%d bytes a row)", rows, size(RowBytes*rows), RowBytes)
+	if names > 0 {
+		what += fmt.Sprintf(", and the %d distinct names in its first %d rows %s more (%d bytes a name)", names, done, size(NameBytes*names), NameBytes)
+	}
+	return fmt.Errorf("rank: %s: %w: %s, over the limit of %s (GOMEMLIMIT, or the machine's memory): rank its ids instead (src_id and dst_id columns: rank --edges FILE --ids, 4.5 bytes an edge and 40 a domain), or use a machine with more memory",
+		path, ErrNamesTooBig, what, size(limit))
+}
+
+// size writes a number of bytes in MiB or GiB.
+func size(b int64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
 // checkChunks checks the footer's column chunk offsets and sizes against

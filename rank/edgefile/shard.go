@@ -56,6 +56,25 @@ func (set *shardSet) names() [][]string {
 	return names
 }
 
+// count is the number of names interned so far (safe while the shards
+// work).
+func (set *shardSet) count() int64 {
+	var n int64
+	for _, sh := range set.shards {
+		n += sh.in.count.Load()
+	}
+	return n
+}
+
+// bytes is the memory of the name table (once the shards are done).
+func (set *shardSet) bytes() int64 {
+	var b int64
+	for _, sh := range set.shards {
+		b += sh.in.bytes()
+	}
+	return b
+}
+
 // shard interns the names whose hash falls in it.
 type shard struct {
 	in    *interner
