@@ -85,7 +85,7 @@ func (g *graph) localMove(ctx context.Context, p Params) (comm []int32, moved bo
 // path in small batches).
 var (
 	parallelMin = 1 << 15
-	batchEdges  = 1 << 14
+	batchEdges  = 1 << 16
 )
 
 // sequential sweeps one node at a time.
