@@ -15,18 +15,19 @@ type ColorBy string
 
 // The colourings `map --color` offers.
 const (
-	ColorTier     ColorBy = "tier"     // revisit tier (by rank)
-	ColorTLD      ColorBy = "tld"      // top-level domain, the most common ones
-	ColorOperator ColorBy = "operator" // network operator, the most common ones
+	ColorCommunity ColorBy = "community" // community of the link graph (domains.parquet's community)
+	ColorTier      ColorBy = "tier"      // revisit tier (by rank)
+	ColorTLD       ColorBy = "tld"       // top-level domain, the most common ones
+	ColorOperator  ColorBy = "operator"  // network operator, the most common ones
 )
 
 // ParseColorBy checks a --color value.
 func ParseColorBy(s string) (ColorBy, error) {
 	switch c := ColorBy(s); c {
-	case ColorTier, ColorTLD, ColorOperator:
+	case ColorCommunity, ColorTier, ColorTLD, ColorOperator:
 		return c, nil
 	}
-	return "", fmt.Errorf("colour by %q: want tier, tld or operator", s)
+	return "", fmt.Errorf("colour by %q: want community, tier, tld or operator", s)
 }
 
 // LegendEntry is one colour of the legend and what it means.
@@ -49,7 +50,21 @@ var (
 		{0xe3, 0x77, 0xc2, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
 	}
 	otherColor = color.RGBA{0xa0, 0xa0, 0xa0, 0xff}
+	// communityPalette: Tableau 20's colours, the strong ones first, so
+	// that the biggest communities get the most distinct colours.
+	communityPalette = []color.RGBA{
+		{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
+		{0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
+		{0xe3, 0x77, 0xc2, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
+		{0xae, 0xc7, 0xe8, 0xff}, {0xff, 0xbb, 0x78, 0xff}, {0x98, 0xdf, 0x8a, 0xff},
+		{0xff, 0x98, 0x96, 0xff}, {0xc5, 0xb0, 0xd5, 0xff}, {0xc4, 0x9c, 0x94, 0xff},
+		{0xf7, 0xb6, 0xd2, 0xff}, {0xdb, 0xdb, 0x8d, 0xff}, {0x9e, 0xda, 0xe5, 0xff},
+	}
 )
+
+// CommunityLegendDomains is how many of a community's best-ranked domains
+// name it in the legend.
+const CommunityLegendDomains = 3
 
 // coloring is a legend and, per point (in Map.Points order), the index of
 // its legend entry.
@@ -63,6 +78,8 @@ type coloring struct {
 func (m *Map) colors(by ColorBy) coloring {
 	c := coloring{By: by, Index: make([]uint8, len(m.Points))}
 	switch by {
+	case ColorCommunity:
+		c.communities(m)
 	case ColorTLD:
 		c.categories(m, func(p *Point) string { return tld(p.Domain) }, "other TLDs")
 	case ColorOperator:
@@ -77,6 +94,73 @@ func (m *Map) colors(by ColorBy) coloring {
 		c.tiers(m)
 	}
 	return c
+}
+
+// Coloring colours the map's points by: the legend, and per point (in
+// Points order) the index of its legend entry. An unknown by colours by
+// tier.
+func (m *Map) Coloring(by ColorBy) (ColorBy, []LegendEntry, []uint8) {
+	c := m.colors(by)
+	return c.By, c.Legend, c.Index
+}
+
+// communities gives the biggest communities among the points their own
+// colour, each named in the legend by its best-ranked domains (points come
+// best rank first, so a community's first points are its top); the others,
+// and the points of no community, share one grey entry.
+func (c *coloring) communities(m *Map) {
+	type comm struct {
+		id    int32
+		count int
+		top   []string
+	}
+	byID := map[int32]*comm{}
+	for i := range m.Points {
+		p := &m.Points[i]
+		if p.Community < 0 {
+			continue
+		}
+		k := byID[p.Community]
+		if k == nil {
+			k = &comm{id: p.Community}
+			byID[p.Community] = k
+		}
+		k.count++
+		if len(k.top) < CommunityLegendDomains {
+			k.top = append(k.top, p.Domain)
+		}
+	}
+	all := make([]*comm, 0, len(byID))
+	for _, k := range byID {
+		all = append(all, k)
+	}
+	slices.SortFunc(all, func(a, b *comm) int {
+		if d := cmp.Compare(b.count, a.count); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	own := map[int32]uint8{}
+	for i, k := range all[:min(len(all), len(communityPalette))] {
+		own[k.id] = uint8(i)
+		c.Legend = append(c.Legend, LegendEntry{Label: fmt.Sprintf("%s (%d)", strings.Join(k.top, ", "), k.count), Color: communityPalette[i]})
+	}
+	rest := 0
+	for i := range m.Points {
+		if j, ok := own[m.Points[i].Community]; ok && m.Points[i].Community >= 0 {
+			c.Index[i] = j
+		} else {
+			c.Index[i] = uint8(len(own))
+			rest++
+		}
+	}
+	if rest > 0 {
+		label := "other communities"
+		if len(all) == 0 {
+			label = "no community"
+		}
+		c.Legend = append(c.Legend, LegendEntry{Label: fmt.Sprintf("%s (%d)", label, rest), Color: otherColor})
+	}
 }
 
 // tiers gives each tier present among the points its colour, with its rank

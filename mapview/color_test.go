@@ -80,3 +80,40 @@ func TestShortCount(t *testing.T) {
 		}
 	}
 }
+
+func TestColorsCommunity(t *testing.T) {
+	var m Map
+	m.Tiers = data.DefaultTiers
+	// Points come best rank first: a community's first points name it.
+	add := func(n int, comm int32, prefix string) {
+		for i := range n {
+			m.Points = append(m.Points, Point{Domain: fmt.Sprintf("%s%d.example", prefix, i), Community: comm})
+		}
+	}
+	add(2, 7, "small")
+	add(5, 3, "big")
+	add(1, -1, "none")
+	for k := range len(communityPalette) { // more communities than colours
+		add(1, int32(100+k), fmt.Sprintf("c%d-", k))
+	}
+	by, legend, index := m.Coloring(ColorCommunity)
+	if by != ColorCommunity {
+		t.Fatalf("coloured by %q", by)
+	}
+	if want := "big0.example, big1.example, big2.example (5)"; legend[0].Label != want {
+		t.Errorf("biggest community's legend %q, want %q", legend[0].Label, want)
+	}
+	if want := "small0.example, small1.example (2)"; legend[1].Label != want {
+		t.Errorf("second community's legend %q, want %q", legend[1].Label, want)
+	}
+	last := legend[len(legend)-1]
+	if len(legend) != len(communityPalette)+1 || last.Color != otherColor || last.Label != "other communities (3)" {
+		t.Errorf("legend has %d entries, last %+v", len(legend), last)
+	}
+	if index[0] != 1 || index[2] != 0 || index[7] != uint8(len(legend)-1) {
+		t.Errorf("index %v", index[:8])
+	}
+	if _, err := ParseColorBy("community"); err != nil {
+		t.Error(err)
+	}
+}

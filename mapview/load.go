@@ -26,6 +26,9 @@ type Point struct {
 	Rank     int64 // 1 = top; 0 = unranked
 	Tier     int32
 	Operator string // network operator; "" when unknown
+	// Community is the domain's community (domains.parquet's community);
+	// -1 when it has none.
+	Community int32
 	Words    []string
 }
 
@@ -101,7 +104,10 @@ func (c *collector) domain(r *data.DomainRow) {
 	if r.MapX == nil || r.MapY == nil || !finite(*r.MapX) || !finite(*r.MapY) {
 		return
 	}
-	p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier}
+	p := Point{Domain: r.Domain, X: *r.MapX, Y: *r.MapY, Tier: r.Tier, Community: -1}
+	if r.Community != nil {
+		p.Community = *r.Community
+	}
 	if r.Rank != nil && *r.Rank > 0 {
 		p.Rank = *r.Rank
 		c.m.MaxRank = max(c.m.MaxRank, p.Rank)

@@ -30,8 +30,9 @@ func newMapCommand() *cobra.Command {
 map_x, map_y) of the current snapshot, or of --snapshot ID.
 
 --png FILE writes a picture: one point per placed domain, bigger for a
-higher rank, coloured by revisit tier (or --color tld|operator: the nine
-most common get a colour, the rest are grey), labels for the top --labels
+higher rank, coloured by community (the biggest get a colour and are named
+in the legend by their top domains; or --color tier|tld|operator: for tld
+and operator the nine most common get a colour, the rest are grey), labels for the top --labels
 domains where they fit without overlapping, a legend and the snapshot's
 date.
 
@@ -60,7 +61,7 @@ map runs from cron.`,
 	f.StringVar(&fl.HTML, "html", "", "write the map as a self-contained HTML page to FILE")
 	f.IntVar(&fl.Width, "width", 1600, "picture width in pixels (--png)")
 	f.IntVar(&fl.Height, "height", 1200, "picture height in pixels (--png)")
-	f.StringVar(&fl.Color, "color", "tier", "what colour shows: tier, tld or operator")
+	f.StringVar(&fl.Color, "color", "community", "what colour shows: community, tier, tld or operator")
 	f.IntVar(&fl.Labels, "labels", 40, "label up to N of the top domains in the picture, where they fit (--png)")
 	f.IntVar(&fl.Points, "html-points", mapview.DefaultHTMLPoints, "the page holds at most N domains, the best ranked; 0: all (--html)")
 	return cmd

@@ -107,7 +107,7 @@ func TestMapCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"no output", empty, []string{"map"}, exitUsage, "give --png FILE, --html FILE or both"},
-		{"bad colour", empty, []string{"map", "--png", out(empty), "--color", "rank"}, exitUsage, "want tier, tld or operator"},
+		{"bad colour", empty, []string{"map", "--png", out(empty), "--color", "rank"}, exitUsage, "want community, tier, tld or operator"},
 		{"too small", empty, []string{"map", "--png", out(empty), "--width", "10"}, exitUsage, "each side must be"},
 		{"negative points", empty, []string{"map", "--html", out(empty), "--html-points", "-5"}, exitUsage, "--html-points -5"},
 		{"negative labels", empty, []string{"map", "--png", out(empty), "--labels", "-1"}, exitUsage, "--labels -1"},
