@@ -29,7 +29,7 @@ type Point struct {
 	// Community is the domain's community (domains.parquet's community);
 	// -1 when it has none.
 	Community int32
-	Words    []string
+	Words     []string
 }
 
 // Map is what both outputs draw: a snapshot's placed domains, best rank
