@@ -128,7 +128,7 @@ func TestPlaceWaves(t *testing.T) {
 	x := []float64{10, nan, nan, nan, nan, nan, nan}
 	y := []float64{-5, nan, nan, nan, nan, nan, nan}
 	want := func(v uint32) bool { return v != 6 }
-	n := Place(g, x, y, want, func(v uint32) uint64 { return uint64(v) }, 0.5, 1)
+	n := Place(g, x, y, want, func(v uint32) uint64 { return uint64(v) }, 0.5, 1, nil)
 	if n != 3 {
 		t.Errorf("placed %d, want 3", n)
 	}

@@ -116,7 +116,7 @@ func Map(ctx context.Context, in MapInput, p Params) (x, y []float64, st MapStat
 		if err := ctx.Err(); err != nil {
 			return nil, nil, st, err
 		}
-		st.ByNeighbours = Place(g, x, y, func(v uint32) bool { return ranked[v] }, in.Key, p.Jitter*st.MeanEdgeLength, p.Seed)
+		st.ByNeighbours = Place(g, x, y, func(v uint32) bool { return ranked[v] }, in.Key, p.Jitter*st.MeanEdgeLength, p.Seed, in.Community)
 	}
 	st.Unplaced = len(in.Order) - st.ByLayout - st.ByNeighbours
 	return x, y, st, nil
