@@ -12,8 +12,9 @@ import (
 	"github.com/mapthenet/mapthenet/rebuild"
 )
 
-// writeMapSnapshot lays out a snapshot with the given domains (and no other
-// files than map reads) as the current one of dataDir.
+// writeMapSnapshot lays out a snapshot with the given domains, a ring of
+// links between them (and no other files than map reads) as the current
+// one of dataDir.
 func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	t.Helper()
 	id := testNow.Format(data.SnapshotIDLayout)
@@ -26,6 +27,14 @@ func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	}
 	words := []data.LinkWordRow{{Domain: "a.example", Word: "news", Sites: 4}}
 	if err := writeTestParquet(filepath.Join(dir, data.LinkWordsFile), words); err != nil {
+		t.Fatal(err)
+	}
+	var edges []data.EdgeRow // a ring of links: 0 → 1 → … → 0
+	for i := range rows {
+		j := (i + 1) % len(rows)
+		edges = append(edges, data.EdgeRow{Src: rows[i].Domain, Dst: rows[j].Domain, SrcID: rows[i].ID, DstID: rows[j].ID, FirstSeen: testNow, LastSeen: testNow})
+	}
+	if err := writeTestParquet(filepath.Join(dir, data.EdgesFile), edges); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(data.Manifest{ID: id, AsOf: testNow, SchemaVersion: data.SchemaVersion, Tiers: data.DefaultTiers})
