@@ -53,7 +53,7 @@ func LoadLinks(s *rebuild.Snapshot, m *Map, top int) (*Links, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.ID, err)
 	}
-	l := &Links{Top: min(max(top, 0), len(m.Points)), Between: map[[2]int32]int64{}}
+	l := NewLinks(m, top)
 	pointOf := func(id int32) int32 {
 		if id < 0 || int(id) >= len(point) {
 			return -1
@@ -65,18 +65,7 @@ func LoadLinks(s *rebuild.Snapshot, m *Map, top int) (*Links, error) {
 			if r.Nofollow {
 				continue
 			}
-			a, b := pointOf(r.SrcID), pointOf(r.DstID)
-			if a < 0 || b < 0 || a == b {
-				continue
-			}
-			l.Total++
-			if int(a) < l.Top && int(b) < l.Top {
-				l.Pairs = append(l.Pairs, [2]int32{a, b})
-			}
-			ca, cb := m.Points[a].Community, m.Points[b].Community
-			if ca >= 0 && cb >= 0 && ca != cb {
-				l.Between[[2]int32{min(ca, cb), max(ca, cb)}]++
-			}
+			l.Add(m, pointOf(r.SrcID), pointOf(r.DstID))
 		}
 		return nil
 	})
@@ -84,6 +73,28 @@ func LoadLinks(s *rebuild.Snapshot, m *Map, top int) (*Links, error) {
 		return nil, fmt.Errorf("snapshot %s: %w", s.ID, err)
 	}
 	return l, nil
+}
+
+// NewLinks is an empty Links of m, keeping the pairs among its top
+// domains.
+func NewLinks(m *Map, top int) *Links {
+	return &Links{Top: min(max(top, 0), len(m.Points)), Between: map[[2]int32]int64{}}
+}
+
+// Add counts a followed link from point a to point b of m (indices into
+// m.Points; a negative one, or a link to itself, is not counted).
+func (l *Links) Add(m *Map, a, b int32) {
+	if a < 0 || b < 0 || a == b || int(a) >= len(m.Points) || int(b) >= len(m.Points) {
+		return
+	}
+	l.Total++
+	if int(a) < l.Top && int(b) < l.Top {
+		l.Pairs = append(l.Pairs, [2]int32{a, b})
+	}
+	ca, cb := m.Points[a].Community, m.Points[b].Community
+	if ca >= 0 && cb >= 0 && ca != cb {
+		l.Between[[2]int32{min(ca, cb), max(ca, cb)}]++
+	}
 }
 
 // domainIDRank and edgeIDs are the columns LoadLinks reads.

@@ -62,7 +62,7 @@ func clusteredMap(n, k int, seed uint64) (*Map, *Links) {
 			members[c] = append(members[c], int32(i))
 		}
 	}
-	l := &Links{Top: min(n, DefaultLinkTop), Between: map[[2]int32]int64{}}
+	l := NewLinks(m, DefaultLinkTop)
 	for i := range m.Points {
 		c := m.Points[i].Community
 		for range 3 {
@@ -72,16 +72,7 @@ func clusteredMap(n, k int, seed uint64) (*Map, *Links) {
 			} else {
 				j = int32(rng.IntN(n))
 			}
-			if int(j) == i {
-				continue
-			}
-			l.Total++
-			if i < l.Top && int(j) < l.Top {
-				l.Pairs = append(l.Pairs, [2]int32{int32(i), j})
-			}
-			if d := m.Points[j].Community; c >= 0 && d >= 0 && c != d {
-				l.Between[[2]int32{min(c, d), max(c, d)}]++
-			}
+			l.Add(m, int32(i), j)
 		}
 	}
 	return m, l
