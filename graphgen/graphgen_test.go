@@ -1,7 +1,9 @@
 package graphgen
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -180,8 +182,8 @@ func TestBadConfig(t *testing.T) {
 			t.Errorf("New(%+v): no error", cfg)
 		}
 	}
-	if _, err := Size("XL"); err == nil {
-		t.Error("Size(XL): no error")
+	if _, err := Size("XXL"); err == nil {
+		t.Error("Size(XXL): no error")
 	}
 	if c, err := Size("m"); err != nil || c.Domains != 1_000_000 {
 		t.Errorf("Size(m) = %+v, %v", c, err)
@@ -207,5 +209,43 @@ func TestWriteEdgesParquet(t *testing.T) {
 		if rows[i] != want {
 			t.Fatalf("row %d = %+v, want %+v", i, rows[i], want)
 		}
+	}
+}
+
+// TestWriteIDEdgesParquet: the edge file of ids holds the graph's edges,
+// sorted by (src_id, dst_id), the same file for any workers.
+func TestWriteIDEdgesParquet(t *testing.T) {
+	g, _ := New(Config{Domains: 3000, Edges: 30_000, Seed: 3})
+	want := map[[2]int32]bool{}
+	g.Edges(func(s, d uint32, nofollow bool) error {
+		want[[2]int32{int32(s), int32(d)}] = nofollow
+		return nil
+	})
+	var files [][]byte
+	for _, w := range []int{1, 3} {
+		path := filepath.Join(t.TempDir(), "ids.parquet")
+		if err := g.WriteIDEdgesParquet(path, IDFileOptions{RowGroupRows: 4096, Workers: w}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parquet.ReadFile[IDEdgeRow](path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(want) {
+			t.Fatalf("%d rows, want %d", len(rows), len(want))
+		}
+		for i, r := range rows {
+			if nf, ok := want[[2]int32{r.SrcID, r.DstID}]; !ok || nf != r.Nofollow {
+				t.Fatalf("row %d: %+v not an edge", i, r)
+			}
+			if i > 0 && (r.SrcID < rows[i-1].SrcID || r.SrcID == rows[i-1].SrcID && r.DstID <= rows[i-1].DstID) {
+				t.Fatalf("row %d: %+v after %+v", i, r, rows[i-1])
+			}
+		}
+		b, _ := os.ReadFile(path)
+		files = append(files, b)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("the file differs with the workers")
 	}
 }

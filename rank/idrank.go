@@ -45,9 +45,9 @@ const (
 //
 // Memory: the graph (4 bytes an edge, 8 a node), 4 bytes a node per
 // stretch of the file read at once while building it, then PageRank's
-// three vectors (24 bytes a node); the graph's edges are let go before
-// the ranks are sorted (32 bytes a ranked node). The peak is below 4.5
-// bytes an edge and 40 a node, plus fixed buffers.
+// three vectors (24 bytes a node): 4 bytes an edge and 32 a node at the
+// peak, plus fixed buffers. The graph's edges are let go before the ranks
+// are sorted (up to 56 bytes a node then, with no edge).
 func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *slog.Logger) (Summary, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

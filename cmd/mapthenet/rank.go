@@ -54,8 +54,8 @@ says so.
 An edge file of ids (integer columns src_id and dst_id, and nofollow, as
 a snapshot's edges.parquet has: sorted by (src_id, dst_id), each pair
 once, no self-loop) is ranked streamed, in two passes over the file, with
-no edge list and no names in memory: at most 4.5 bytes an edge and 40 a
-domain. Files with only id columns are read so; --ids reads the ids of a
+no edge list and no names in memory: 4 bytes an edge and 32 a domain at
+the peak (PageRank), plus fixed buffers. Files with only id columns are read so; --ids reads the ids of a
 file that has names too. Domains are the ids 0 to the largest; OUT has id
 in place of domain (ties and unranked rows by id). A file that breaks the
 contract (out of order, repeated pair, self-loop, negative id) is refused
@@ -90,7 +90,7 @@ Times are RFC 3339 UTC.`,
 	f.IntVar(&fl.Top, "top", 0, "list the N best-ranked domains")
 	f.BoolVar(&fl.JSON, "json", false, "print one JSON document (shape above)")
 	f.StringVar(&fl.Snapshot, "snapshot", "", "read this snapshot id instead of the current one")
-	f.StringVar(&fl.Edges, "edges", "", "rank this edge file (Parquet, src/dst columns) standalone")
+	f.StringVar(&fl.Edges, "edges", "", "rank this edge file (Parquet: src/dst or src_id/dst_id columns) standalone")
 	f.StringVar(&fl.Out, "out", "", "with --edges: write the ranks to this Parquet file")
 	f.BoolVar(&fl.IDs, "ids", false, "with --edges: rank by the src_id and dst_id columns, streamed (no names in memory)")
 	f.IntVar(&fl.Workers, "workers", 0, "with --edges: PageRank workers (0: every core)")
