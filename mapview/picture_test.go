@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -231,6 +232,28 @@ func TestWriteSamplePictures(t *testing.T) {
 			return err
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestPictureSameForAnyProcs: the density is drawn in bands on
+// GOMAXPROCS goroutines, and the picture is the same bytes for any
+// number of them (each band sums its own items in their order).
+func TestPictureSameForAnyProcs(t *testing.T) {
+	m, links := clusteredMap(20_000, 6, 5)
+	o := PNGOptions{Width: 500, Height: 900, Labels: 20, Links: links} // four bands of rows
+	draw := func(procs int) []byte {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		var buf bytes.Buffer
+		if err := WritePNG(&buf, m, o); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	one := draw(1)
+	for _, procs := range []int{2, 3, 8} {
+		if !bytes.Equal(draw(procs), one) {
+			t.Errorf("GOMAXPROCS %d drew other bytes than GOMAXPROCS 1", procs)
 		}
 	}
 }

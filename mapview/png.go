@@ -7,8 +7,10 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fogleman/gg"
 	"golang.org/x/image/font"
@@ -219,22 +221,37 @@ func (p *painter) density() {
 		return spans(min(s.y0, s.y1)-1, max(s.y0, s.y1)+1)
 	})
 
-	pts := newAccumulator(w)
-	lnk := newAccumulator(w)
-	for b := range bands {
-		y0, y1 := b*bandRows, min(h, (b+1)*bandRows)
-		pts.reset(y0, y1)
-		lnk.reset(y0, y1)
-		for _, k := range segBand[b] {
-			lnk.line(segs[k])
-		}
-		for _, k := range splatBand[b] {
-			pts.disk(splats[k])
-		}
-		// Links under the points, at most 40% opaque.
-		lnk.composite(p.img, 0.4, linkScale)
-		pts.composite(p.img, 1, pointScale)
+	// Bands apart on GOMAXPROCS goroutines: each sums its own items in
+	// their order and writes only its own rows, so the picture is the
+	// same for any number.
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), bands) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pts, lnk := newAccumulator(w), newAccumulator(w)
+			for {
+				b := int(next.Add(1)) - 1
+				if b >= bands {
+					return
+				}
+				y0, y1 := b*bandRows, min(h, (b+1)*bandRows)
+				pts.reset(y0, y1)
+				lnk.reset(y0, y1)
+				for _, k := range segBand[b] {
+					lnk.line(segs[k])
+				}
+				for _, k := range splatBand[b] {
+					pts.disk(splats[k])
+				}
+				// Links under the points, at most 40% opaque.
+				lnk.composite(p.img, 0.4, linkScale)
+				pts.composite(p.img, 1, pointScale)
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // bucket lists, for each of n buckets, the items 0..items-1 whose span
