@@ -185,6 +185,8 @@ func childMain(args []string) int {
 		out, err = childIngest(args[1:])
 	case "rebuild": // STORE DATADIR WORKERS MAPTOP
 		out, err = childRebuild(args[1:])
+	case "communities": // SIZE WORKERS
+		out, err = childCommunities(args[1:])
 	default:
 		err = fmt.Errorf("unknown job %q", args[0])
 	}

@@ -39,6 +39,7 @@ var stages = []stage{
 	{"ingest", "fill a fresh store (Badger) with one complete visit per source domain, RecordVisits in batches of 256", runIngest},
 	{"rebuild", "a whole rebuild (rebuild.Run) of the store the ingest filled: snapshot, ranks, map, schedule", runRebuild},
 	{"rank", "rank.RankEdgeFile end to end from the edge file of names, one PageRank iteration, igraph", runRank},
+	{"communities", "community.Detect on the followed graph (best of 3), and igraph's community_multilevel on the same graph", runCommunities},
 	{"ids", "rank.RankIDFile (the rebuild's way: streamed from an edge file of ids) end to end, and its top checked against an independent power iteration", runIDs},
 }
 

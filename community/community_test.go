@@ -2,6 +2,7 @@ package community
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -141,46 +142,31 @@ func TestPlanted(t *testing.T) {
 	}
 }
 
-// batched makes every level of 4096 nodes or more use the batched,
-// parallel local moving (which only the big graphs use otherwise) for the
-// rest of the test.
-func batched(t *testing.T) {
-	old := batchedMin
-	batchedMin = 4096
-	t.Cleanup(func() { batchedMin = old })
+// batched makes every level of 256 nodes or more sweep in parallel
+// batches of about batch adjacency entries (which only big levels do
+// otherwise) for the rest of the test.
+func batched(t *testing.T, batch int) {
+	oldMin, oldEdges := parallelMin, batchEdges
+	parallelMin, batchEdges = 256, batch
+	t.Cleanup(func() { parallelMin, batchEdges = oldMin, oldEdges })
 }
 
 // TestDeterministic: the same graph gives the same communities for any
-// number of workers, and the same again on a second run, with local
-// moving one node at a time and in parallel batches.
+// number of workers and any batch size, the same as sweeping one node at
+// a time: the batches' parallel gathering changes only the speed.
 func TestDeterministic(t *testing.T) {
-	for _, mode := range []string{"sequential", "batched"} {
-		t.Run(mode, func(t *testing.T) {
-			if mode == "batched" {
-				batched(t)
-			}
-			g := newSBM(2, 20_000, 100, 5, 3) // many small communities: aggregation splits across workers
-			first := detect(t, g.n, g.src, g.dst, Params{Workers: 1})
-			for _, w := range []int{1, 2, 3, 8} {
-				res := detect(t, g.n, g.src, g.dst, Params{Workers: w})
-				if !slices.Equal(res.Community, first.Community) || res.Modularity != first.Modularity {
-					t.Errorf("workers %d: different communities (modularity %v, want %v)", w, res.Modularity, first.Modularity)
-				}
+	g := newSBM(2, 20_000, 100, 5, 3) // many small communities: aggregation splits across workers
+	want := detect(t, g.n, g.src, g.dst, Params{Workers: 1})
+	for _, c := range []struct {
+		workers, batch int
+	}{{1, 1 << 16}, {2, 1 << 16}, {2, 64}, {3, 1000}, {8, 1}, {8, 1 << 16}} {
+		t.Run(fmt.Sprintf("workers %d, batches of %d", c.workers, c.batch), func(t *testing.T) {
+			batched(t, c.batch)
+			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers})
+			if !slices.Equal(res.Community, want.Community) || res.Modularity != want.Modularity {
+				t.Errorf("different communities (modularity %v, one at a time %v)", res.Modularity, want.Modularity)
 			}
 		})
-	}
-}
-
-// TestPlantedBatched: the batched local moving finds the planted blocks
-// too.
-func TestPlantedBatched(t *testing.T) {
-	batched(t)
-	g := newSBM(1, 10_000, 500, 8, 2)
-	res := detect(t, g.n, g.src, g.dst, Params{Workers: 2})
-	score := nmi(g.block, res.Community)
-	t.Logf("%d communities, modularity %.3f, NMI %.4f", len(res.Sizes), res.Modularity, score)
-	if score < 0.9 {
-		t.Errorf("NMI %.4f with the planted blocks, want >= 0.9", score)
 	}
 }
 

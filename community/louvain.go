@@ -11,8 +11,9 @@ import (
 
 // Params tune Detect. The zero value takes the defaults given on each.
 type Params struct {
-	// Workers share out the building of each level's graph: <= 0 means
-	// GOMAXPROCS. The result is the same for any number.
+	// Workers share out local moving on big levels and the building of
+	// each level's graph: <= 0 means GOMAXPROCS. The result is the same
+	// for any number.
 	Workers int
 	// Resolution is modularity's γ: higher finds more, smaller
 	// communities. 0 means 1 (classic modularity).
@@ -20,8 +21,9 @@ type Params struct {
 	// MaxLevels bounds the aggregation levels: 0 means 20.
 	MaxLevels int
 	// MaxSweeps bounds one level's local moving to MaxSweeps × n node
-	// visits: 0 means 4 (32 took graphgen's M graph's modularity from
-	// 0.166 to 0.170, moving one node at a time, for half again the time).
+	// visits: 0 means 4. On graphgen's M graph (no planted communities,
+	// the slowest to settle) level 0 stops at 4.0M visits, for a
+	// modularity of 0.166; it would settle after 4.9M, at 0.170.
 	MaxSweeps int
 }
 
@@ -63,19 +65,10 @@ type Result struct {
 // lists are 32-bit: a graph of 2³¹ edges or more is refused.
 func Detect(ctx context.Context, n uint32, in func(v uint32) []uint32, p Params) (*Result, error) {
 	p = p.withDefaults()
-	var edges uint64
-	for v := range n {
-		for _, s := range in(v) {
-			if s >= n {
-				return nil, fmt.Errorf("community: source %d is not a node of 0..%d", s, int64(n)-1)
-			}
-		}
-		edges += uint64(len(in(v)))
+	g, label, err := undirected(n, in, p.Workers)
+	if err != nil {
+		return nil, err
 	}
-	if 2*edges > math.MaxUint32 {
-		return nil, fmt.Errorf("community: %d edges: more than this package's 32-bit adjacency lists hold (2³¹-1)", edges)
-	}
-	g, label := undirected(n, in)
 	res := &Result{Community: make([]int32, n)}
 	if g.m2 == 0 {
 		for v := range res.Community {
@@ -89,11 +82,7 @@ func Detect(ctx context.Context, n uint32, in func(v uint32) []uint32, p Params)
 		node[v] = int32(label[v])
 	}
 	for level := 0; level < p.MaxLevels; level++ {
-		move := g.move
-		if g.n >= batchedMin {
-			move = g.moveBatched
-		}
-		comm, moved, sweeps, err := move(ctx, level, p)
+		comm, moved, sweeps, err := g.localMove(ctx, p)
 		res.Sweeps += sweeps
 		if err != nil {
 			return nil, err
@@ -158,14 +147,17 @@ func Detect(ctx context.Context, n uint32, in func(v uint32) []uint32, p Params)
 // graph is a weighted undirected graph as symmetric adjacency lists: an
 // edge {u, v} is listed under u and under v. Self-loops are kept apart,
 // in self, as the weight inside an aggregated node counted both ways.
+// Weights are whole numbers: every sum of them is at most m2, which
+// Detect keeps below 2³², so they are held in 32 bits (half the memory
+// that local moving reads at random, against float64).
 type graph struct {
 	n    int
 	off  []uint32
 	adj  []uint32
-	w    []uint32  // nil: every entry weighs 1 (level 0, where a pair linking both ways is listed twice)
-	self []float64 // nil: none
-	k    []float64 // weighted degree, self-loops included
-	m2   float64   // total weight, both ways: Σ k
+	w    []uint32 // nil: every entry weighs 1 (level 0, where a pair linking both ways is listed twice)
+	self []uint32 // nil: none
+	k    []uint32 // weighted degree, self-loops included
+	m2   float64  // total weight, both ways: Σ k
 
 	// isolated marks the level-0 nodes without edges (set on the graph
 	// Detect ends with, from level 0's degrees).
@@ -176,26 +168,41 @@ type graph struct {
 // relabelled by degree (highest first; equal degrees in node order):
 // label[v] is node v's index in the graph. Most links go to few popular
 // domains, so with them first the community and weight arrays that local
-// moving reads at random are more often in cache (graphgen's M graph:
-// 19 s rather than 22 s, the machine shared). Each node lists its
-// in-neighbours, then its out-neighbours.
-func undirected(n uint32, in func(v uint32) []uint32) (*graph, []uint32) {
+// moving reads at random are more often in cache, and local moving, which
+// sweeps the nodes in index order, settles the hubs first. Each node
+// lists its in-neighbours, then its out-neighbours (in node order). It
+// refuses a source outside 0..n-1 and a graph whose adjacency lists would
+// not fit 32-bit offsets (2³¹ edges or more).
+func undirected(n uint32, in func(v uint32) []uint32, workers int) (*graph, []uint32, error) {
 	deg := make([]uint32, n)
+	var edges uint64
 	for v := range n {
-		deg[v] += uint32(len(in(v)))
-		for _, s := range in(v) {
+		row := in(v)
+		for _, s := range row {
+			if s >= n {
+				return nil, nil, fmt.Errorf("community: source %d is not a node of 0..%d", s, int64(n)-1)
+			}
 			deg[s]++
 		}
+		deg[v] += uint32(len(row))
+		edges += uint64(len(row))
 	}
+	if 2*edges > math.MaxUint32 {
+		return nil, nil, fmt.Errorf("community: %d edges: more than this package's 32-bit adjacency lists hold (2³¹-1)", edges)
+	}
+	// By degree, highest first, then by node: one sort of packed keys.
+	keys := make([]uint64, n)
+	for v := range n {
+		keys[v] = uint64(math.MaxUint32-deg[v])<<32 | uint64(v)
+	}
+	slices.Sort(keys)
 	byDeg := make([]uint32, n) // graph index → node
-	for v := range byDeg {
-		byDeg[v] = uint32(v)
-	}
-	slices.SortStableFunc(byDeg, func(a, b uint32) int { return int(deg[b]) - int(deg[a]) })
 	label := make([]uint32, n)
-	for i, v := range byDeg {
-		label[v] = uint32(i)
+	for i, key := range keys {
+		byDeg[i] = uint32(key)
+		label[uint32(key)] = uint32(i)
 	}
+	keys = nil
 	off := make([]uint32, n+1)
 	var total uint32
 	for i, v := range byDeg {
@@ -204,244 +211,65 @@ func undirected(n uint32, in func(v uint32) []uint32) (*graph, []uint32) {
 	}
 	off[n] = total
 	adj := make([]uint32, total)
-	cur := make([]uint32, n) // each graph node's write cursor
-	for i, v := range byDeg {
-		at := off[i]
-		for _, s := range in(v) {
-			adj[at] = label[s]
-			at++
-		}
-		cur[i] = at
-	}
-	for v := range n {
-		lv := label[v]
-		for _, s := range in(v) {
-			ls := label[s]
-			adj[cur[ls]] = lv
-			cur[ls]++
-		}
-	}
-	k := make([]float64, n)
-	isolated := make([]bool, n)
-	for i := range n {
-		k[i] = float64(off[i+1] - off[i])
-		isolated[i] = k[i] == 0
-	}
-	return &graph{n: int(n), off: off, adj: adj, k: k, m2: float64(total), isolated: isolated}, label
-}
-
-// move runs Louvain's local moving on g, as Leiden's fast variant does
-// (Traag et al. 2019): the nodes wait in a queue, first all of them in a
-// fixed pseudo-random order; each in turn joins the neighbouring community
-// that most raises modularity, and when it moves, its neighbours outside
-// its new community join the queue again if they are not in it: only nodes
-// whose surroundings changed are looked at again. It stops when the queue
-// is empty or after p.MaxSweeps × n node visits. It returns each node's
-// community (a node index of g) and whether any node moved; sweeps counts
-// node visits in units of n.
-func (g *graph) move(ctx context.Context, level int, p Params) (comm []int32, moved bool, sweeps int, err error) {
-	n := g.n
-	comm = make([]int32, n)
-	tot := make([]float64, n)
-	for i := range comm {
-		comm[i] = int32(i)
-		tot[i] = g.k[i]
-	}
-	queue := permutation(n, uint64(level)) // a ring of n slots: each node is in it once at most
-	queued := make([]bool, n)
-	for i := range queued {
-		queued[i] = true
-	}
-	head, size := 0, n
-	neigh := make([]uint32, n) // weights are whole: uint32 halves what the random reads touch
-	touched := make([]int32, 0, 64)
-	gamma := p.Resolution / g.m2
-	limit := p.MaxSweeps * n
-	visits := 0
-	for size > 0 && visits < limit {
-		if visits%(1<<16) == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, false, visits / n, err
+	cur := make([]uint32, n) // each graph node's write cursor for its out-neighbours
+	// In-neighbours: each row its own, so rows apart in parallel.
+	parallel(int(n), workers, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			at := off[i]
+			for _, s := range in(byDeg[i]) {
+				adj[at] = label[s]
+				at++
 			}
+			cur[i] = at
 		}
-		visits++
-		i := queue[head]
-		head++
-		if head == n {
-			head = 0
-		}
-		size--
-		queued[i] = false
-		ki := g.k[i]
-		if ki == 0 {
-			continue
-		}
-		ci := comm[i]
-		lo, hi := g.off[i], g.off[i+1]
-		for e := lo; e < hi; e++ {
-			c := comm[g.adj[e]]
-			if neigh[c] == 0 {
-				touched = append(touched, c)
-			}
-			if g.w == nil {
-				neigh[c]++
-			} else {
-				neigh[c] += g.w[e]
-			}
-		}
-		tot[ci] -= ki
-		best := ci
-		bestGain := float64(neigh[ci]) - gamma*tot[ci]*ki
-		// Ties: staying wins, then the smallest community.
-		for _, c := range touched {
-			if c == ci {
-				continue
-			}
-			d := float64(neigh[c]) - gamma*tot[c]*ki
-			if d > bestGain || (d == bestGain && best != ci && c < best) {
-				best, bestGain = c, d
-			}
-		}
-		tot[best] += ki
-		for _, c := range touched {
-			neigh[c] = 0
-		}
-		touched = touched[:0]
-		if best == ci {
-			continue
-		}
-		comm[i] = best
-		moved = true
-		for e := lo; e < hi; e++ {
-			j := g.adj[e]
-			if !queued[j] && comm[j] != best {
-				queued[j] = true
-				t := head + size
-				if t >= n {
-					t -= n
-				}
-				queue[t] = j
-				size++
-			}
-		}
-	}
-	return comm, moved, (visits + n - 1) / n, nil
-}
-
-// moveBatched is local moving in fixed batches of batchSize nodes of a
-// fixed pseudo-random order: the workers choose the best community of the
-// batch's nodes against the communities as they stood when the batch
-// began (read only), then the moves are applied in order. The batches do
-// not depend on the number of workers, so neither does the result. It
-// sweeps the nodes until a sweep gains less than p.MinGain or after
-// p.MaxSweeps sweeps.
-func (g *graph) moveBatched(ctx context.Context, level int, p Params) (comm []int32, moved bool, sweeps int, err error) {
-	n := g.n
-	comm = make([]int32, n)
-	tot := make([]float64, n)
-	for i := range comm {
-		comm[i] = int32(i)
-		tot[i] = g.k[i]
-	}
-	order := permutation(n, uint64(level))
-	gamma := p.Resolution / g.m2
-	workers := max(1, min(p.Workers, n/batchSize))
-	best := make([]int32, batchSize)
-	scratch := make([][]uint32, workers)
-	for w := range scratch {
-		scratch[w] = make([]uint32, n)
-	}
-	// choose sets best[j] for order[lo+j], lo <= j < hi of the batch.
-	choose := func(w int, batch []uint32, lo, hi int) {
-		neigh := scratch[w]
-		touched := make([]int32, 0, 64)
-		for j := lo; j < hi; j++ {
-			i := batch[j]
-			ci := comm[i]
-			best[j] = ci
-			ki := g.k[i]
-			if ki == 0 {
-				continue
-			}
-			for e := g.off[i]; e < g.off[i+1]; e++ {
-				c := comm[g.adj[e]]
-				if neigh[c] == 0 {
-					touched = append(touched, c)
-				}
-				if g.w == nil {
-					neigh[c]++
-				} else {
-					neigh[c] += g.w[e]
-				}
-			}
-			totI := tot[ci] - ki
-			b := ci
-			bestGain := float64(neigh[ci]) - gamma*totI*ki
-			// Ties: staying wins, then the smallest community.
-			for _, c := range touched {
-				if c == ci {
+	})
+	// Out-neighbours: worker w writes the rows of the sources in its
+	// share of 0..n-1, scanning every edge; a row gets its entries in
+	// node order whoever writes it.
+	parallel(int(n), workers, func(lo, hi int) {
+		for v := range n {
+			var lv uint32
+			seen := false
+			for _, s := range in(v) {
+				if s < uint32(lo) || s >= uint32(hi) {
 					continue
 				}
-				d := float64(neigh[c]) - gamma*tot[c]*ki
-				if d > bestGain || (d == bestGain && b != ci && c < b) {
-					b, bestGain = c, d
+				if !seen {
+					lv, seen = label[v], true
 				}
+				ls := label[s]
+				adj[cur[ls]] = lv
+				cur[ls]++
 			}
-			for _, c := range touched {
-				neigh[c] = 0
-			}
-			touched = touched[:0]
-			best[j] = b
 		}
+	})
+	k := make([]uint32, n)
+	isolated := make([]bool, n)
+	for i := range n {
+		k[i] = off[i+1] - off[i]
+		isolated[i] = k[i] == 0
 	}
-	for sweeps < p.MaxSweeps {
-		if err := ctx.Err(); err != nil {
-			return nil, false, sweeps, err
-		}
-		sweeps++
-		moves := 0
-		for lo := 0; lo < n; lo += batchSize {
-			batch := order[lo:min(n, lo+batchSize)]
-			if workers == 1 {
-				choose(0, batch, 0, len(batch))
-			} else {
-				var wg sync.WaitGroup
-				for w := range workers {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						choose(w, batch, w*len(batch)/workers, (w+1)*len(batch)/workers)
-					}()
-				}
-				wg.Wait()
-			}
-			for j, i := range batch {
-				if c := best[j]; c != comm[i] {
-					tot[comm[i]] -= g.k[i]
-					tot[c] += g.k[i]
-					comm[i] = c
-					moves++
-				}
-			}
-		}
-		if moves > 0 {
-			moved = true
-		}
-		if moves*1000 < n { // fewer than 0.1% of the nodes moved: settled
-			break
-		}
-	}
-	return comm, moved, sweeps, nil
+	return &graph{n: int(n), off: off, adj: adj, k: k, m2: float64(total), isolated: isolated}, label, nil
 }
 
-// batchSize is how many nodes choose their moves together.
-const batchSize = 1024
-
-// batchedMin is the least level that moveBatched moves: smaller ones move
-// one node at a time (move), as a batch that is a large share of the
-// graph makes neighbours swap communities back and forth. (A variable so
-// that tests can run the batched path on small graphs.)
-var batchedMin = 1 << 18
+// parallel calls fn on workers contiguous shares of 0..n-1 at once (one
+// when n is small) and waits for them.
+func parallel(n, workers int, fn func(lo, hi int)) {
+	parts := max(1, min(workers, n/4096))
+	if parts == 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(p*n/parts, (p+1)*n/parts)
+		}()
+	}
+	wg.Wait()
+}
 
 // renumber maps the communities of comm to 0..k-1 in order of their first
 // node, rewriting comm, and returns k.
@@ -481,7 +309,7 @@ func (g *graph) aggregate(comm []int32, nc int, workers int) *graph {
 		cur[c]++
 	}
 
-	ng := &graph{n: nc, off: make([]uint32, nc+1), self: make([]float64, nc), k: make([]float64, nc), m2: g.m2, isolated: g.isolated}
+	ng := &graph{n: nc, off: make([]uint32, nc+1), self: make([]uint32, nc), k: make([]uint32, nc), m2: g.m2, isolated: g.isolated}
 	parts := max(1, min(workers, nc/4096))
 	type part struct {
 		adj, w []uint32
@@ -496,23 +324,43 @@ func (g *graph) aggregate(comm []int32, nc int, workers int) *graph {
 			lo, hi := pi*nc/parts, (pi+1)*nc/parts
 			neigh := make([]uint32, nc)
 			pos := make([]int32, 0, 64)
+			var buf []int32
 			var pt part
 			pt.deg = make([]uint32, hi-lo)
+			// Room for a quarter of the members' adjacency entries: most
+			// aggregate into fewer (graphgen's M graph's level 0: a tenth).
+			entries := 0
+			for _, i := range members[start[lo]:start[hi]] {
+				entries += int(g.off[i+1] - g.off[i])
+			}
+			pt.adj = make([]uint32, 0, entries/4)
+			pt.w = make([]uint32, 0, entries/4)
 			for c := lo; c < hi; c++ {
-				self, k := 0.0, 0.0
+				var self, k uint32
 				for _, i := range members[start[c]:start[c+1]] {
 					k += g.k[i]
 					if g.self != nil {
 						self += g.self[i]
 					}
-					for e := g.off[i]; e < g.off[i+1]; e++ {
+					row := g.adj[g.off[i]:g.off[i+1]]
+					if cap(buf) < len(row) {
+						buf = make([]int32, len(row))
+					}
+					buf = buf[:len(row)]
+					for e, j := range row { // independent loads first: many cache misses in flight
+						buf[e] = comm[j]
+					}
+					var w []uint32
+					if g.w != nil {
+						w = g.w[g.off[i]:g.off[i+1]]
+					}
+					for e, d := range buf {
 						wt := uint32(1)
-						if g.w != nil {
-							wt = g.w[e]
+						if w != nil {
+							wt = w[e]
 						}
-						d := comm[g.adj[e]]
 						if int(d) == c {
-							self += float64(wt)
+							self += wt
 							continue
 						}
 						if neigh[d] == 0 {
@@ -561,30 +409,10 @@ func (g *graph) modularity(gamma float64) float64 {
 	for c := range g.n {
 		in := 0.0
 		if g.self != nil {
-			in = g.self[c]
+			in = float64(g.self[c])
 		}
-		t := g.k[c] / g.m2
+		t := float64(g.k[c]) / g.m2
 		q += in/g.m2 - gamma*t*t
 	}
 	return q
-}
-
-// permutation is a fixed pseudo-random order of 0..n-1 (Fisher–Yates over
-// splitmix64, written out so that it never changes with the Go release).
-func permutation(n int, seed uint64) []uint32 {
-	p := make([]uint32, n)
-	for i := range p {
-		p[i] = uint32(i)
-	}
-	x := seed*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d
-	for i := n - 1; i > 0; i-- {
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		j := int(z % uint64(i+1))
-		p[i], p[j] = p[j], p[i]
-	}
-	return p
 }

@@ -133,5 +133,9 @@ func prefix(g *Graph, k int) *Graph {
 		adj = append(adj, row[:end]...)
 	}
 	offsets[k] = uint32(len(adj))
-	return &Graph{Offsets: offsets, Adj: slices.Clip(adj)}
+	sub := &Graph{Offsets: offsets, Adj: slices.Clip(adj)}
+	if g.Community != nil {
+		sub.Community = g.Community[:k]
+	}
+	return sub
 }

@@ -6,7 +6,11 @@
 //
 // It works on package rank's compact graph (a CSR of in-edges): Induced
 // cuts out the undirected graph of the top nodes, Run lays it out, Place
-// puts the rest beside their neighbours; Map does all three.
+// puts the rest beside their neighbours; Map does all three. Given the
+// nodes' communities (MapInput.Community, Graph.Community), it draws each
+// as a region of its own: a cold start seeds every community's members in
+// a disk of its own, and links between two communities pull less than
+// links within one (communities.go).
 //
 // Results are reproducible bit for bit: the same input gives the same
 // positions for any number of workers, because every node's force is

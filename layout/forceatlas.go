@@ -30,6 +30,10 @@ type Params struct {
 	Gravity float64
 	// LinLog uses log(1+d) attraction instead of d: tighter clusters.
 	LinLog bool
+	// Between is the attraction along a link between two communities as
+	// a share of that along a link within one (see Graph.Community), in
+	// (0, 1]: lower keeps communities further apart.
+	Between float64
 	// Jitter is the radius, as a share of the mean edge length, of the
 	// disk around their neighbours' mean that nodes placed without the
 	// force simulation are spread over.
@@ -60,6 +64,7 @@ var DefaultParams = Params{
 	Scaling:        2,
 	Gravity:        1,
 	Jitter:         0.3,
+	Between:        0.2,
 	Seed:           1,
 	Budget:         defaultBudget,
 }
@@ -87,6 +92,9 @@ func (p Params) withDefaults() (Params, error) {
 	if p.Jitter == 0 {
 		p.Jitter = d.Jitter
 	}
+	if p.Between == 0 {
+		p.Between = d.Between
+	}
 	if p.Seed == 0 {
 		p.Seed = d.Seed
 	}
@@ -101,6 +109,8 @@ func (p Params) withDefaults() (Params, error) {
 		return p, fmt.Errorf("layout: negative iterations (%d, warm %d)", p.Iterations, p.WarmIterations)
 	case !(p.Theta > 0) || !(p.Scaling > 0) || !(p.Gravity > 0) || !(p.Jitter > 0) || !(p.WarmSpeed > 0):
 		return p, fmt.Errorf("layout: theta, scaling, gravity, jitter and warm speed must be positive: %+v", p)
+	case !(p.Between > 0 && p.Between <= 1):
+		return p, fmt.Errorf("layout: between %v: want a share in (0, 1]", p.Between)
 	}
 	return p, nil
 }
@@ -150,6 +160,9 @@ func Run(ctx context.Context, g *Graph, keys []uint64, start Start, p Params) (x
 	if len(keys) != n {
 		return nil, nil, st, fmt.Errorf("layout: %d keys for %d nodes", len(keys), n)
 	}
+	if g.Community != nil && len(g.Community) != n {
+		return nil, nil, st, fmt.Errorf("layout: %d communities for %d nodes", len(g.Community), n)
+	}
 	if start.Known != nil && (len(start.Known) != n || len(start.X) != n || len(start.Y) != n) {
 		return nil, nil, st, fmt.Errorf("layout: start has %d/%d/%d entries for %d nodes", len(start.X), len(start.Y), len(start.Known), n)
 	}
@@ -167,21 +180,35 @@ func Run(ctx context.Context, g *Graph, keys []uint64, start Start, p Params) (x
 	if n == 0 {
 		return x, y, st, nil
 	}
+	var sd *seeds
+	if !st.Warm {
+		// The communities' disks, paid for from the budget.
+		sd, st.Work = seedCommunities(g, p)
+		if p.Budget > 0 {
+			p.Budget = max(1, p.Budget-st.Work)
+		}
+	}
 	levels := plan(g, st.Warm, p)
 	st.Levels = len(levels)
 	if st.Warm {
-		warmStart(g, keys, start, x, y, p)
+		warmStart(g, keys, start, x, y, nil, p)
 	} else {
 		k := levels[0].n
 		r := coldRadius(k)
 		for i := range k {
-			x[i], y[i] = square(keys[i], p.Seed, r)
+			ok := false
+			if g.Community != nil {
+				x[i], y[i], ok = sd.point(g.Community[i], keys[i], p.Seed, k)
+			}
+			if !ok {
+				x[i], y[i] = square(keys[i], p.Seed, r)
+			}
 		}
 	}
 	for li, lv := range levels {
 		sub := prefix(g, lv.n)
 		if li > 0 {
-			refineStart(sub, keys[:lv.n], levels[li-1].n, x[:lv.n], y[:lv.n], p)
+			refineStart(sub, keys[:lv.n], levels[li-1].n, x[:lv.n], y[:lv.n], sd, p)
 		}
 		s := newSim(sub, x, y, p)
 		s.speed = lv.speed
@@ -203,8 +230,9 @@ func Run(ctx context.Context, g *Graph, keys []uint64, start Start, p Params) (x
 // refineStart readies a finer level of a multilevel cold start: the first
 // prev nodes (the coarser level's) spread out by the ratio of the levels'
 // cold radii, since ForceAtlas2's layouts grow with the square root of
-// their node count, and the others beside them as in a warm start.
-func refineStart(g *Graph, keys []uint64, prev int, x, y []float64, p Params) {
+// their node count, and the others beside them as in a warm start (or in
+// their community's disk of sd).
+func refineStart(g *Graph, keys []uint64, prev int, x, y []float64, sd *seeds, p Params) {
 	f := coldRadius(g.N()) / coldRadius(prev)
 	known := make([]bool, g.N())
 	for i := range prev {
@@ -212,7 +240,7 @@ func refineStart(g *Graph, keys []uint64, prev int, x, y []float64, p Params) {
 		y[i] *= f
 		known[i] = true
 	}
-	warmStart(g, keys, Start{X: x, Y: y, Known: known}, x, y, p)
+	warmStart(g, keys, Start{X: x, Y: y, Known: known}, x, y, sd, p)
 }
 
 // coldRadius is the half side of a cold start's square: about the extent
@@ -221,9 +249,11 @@ func refineStart(g *Graph, keys []uint64, prev int, x, y []float64, p Params) {
 func coldRadius(n int) float64 { return 10 * math.Sqrt(float64(n)+1) }
 
 // warmStart sets known nodes to their previous positions and the others
-// beside their known neighbours (in waves), else at a keyed point within
-// the previous layout's extent.
-func warmStart(g *Graph, keys []uint64, start Start, x, y []float64, p Params) {
+// beside their known neighbours (in waves; those of their own community,
+// if any), else in their community's disk of sd, else beside their
+// community's known members, else at a keyed point within the previous
+// layout's extent.
+func warmStart(g *Graph, keys []uint64, start Start, x, y []float64, sd *seeds, p Params) {
 	n := g.N()
 	placed := make([]bool, n)
 	var extent float64
@@ -234,11 +264,25 @@ func warmStart(g *Graph, keys []uint64, start Start, x, y []float64, p Params) {
 		}
 	}
 	jitter := p.Jitter * meanEdgeLength(g, x, y, placed)
+	cs := communityCentroids(g, x, y, placed)
 	spreadWaves(g, keys, x, y, placed, jitter, p.Seed)
 	for i := range n {
-		if !placed[i] {
-			x[i], y[i] = square(keys[i], p.Seed, max(extent, 1))
+		if placed[i] {
+			continue
 		}
+		if g.Community != nil {
+			c := g.Community[i]
+			if px, py, ok := sd.point(c, keys[i], p.Seed, n); ok {
+				x[i], y[i] = px, py
+				continue
+			}
+			if m := cs[c]; m != nil {
+				dx, dy := disk(keys[i], p.Seed, max(m.spread, jitter))
+				x[i], y[i] = m.x+dx, m.y+dy
+				continue
+			}
+		}
+		x[i], y[i] = square(keys[i], p.Seed, max(extent, 1))
 	}
 }
 
@@ -265,8 +309,9 @@ func meanEdgeLength(g *Graph, x, y []float64, placed []bool) float64 {
 }
 
 // spreadWaves places unplaced nodes at the mean of their placed
-// neighbours plus a keyed jitter, in waves: a wave sees only the nodes
-// placed before it, so the result does not depend on node order.
+// neighbours (those of their own community, if any) plus a keyed jitter,
+// in waves: a wave sees only the nodes placed before it, so the result
+// does not depend on node order.
 func spreadWaves(g *Graph, keys []uint64, x, y []float64, placed []bool, jitter float64, seed uint64) {
 	var wave []int
 	for {
@@ -276,14 +321,22 @@ func spreadWaves(g *Graph, keys []uint64, x, y []float64, placed []bool, jitter 
 			if placed[i] {
 				continue
 			}
-			var sx, sy float64
-			var c int
+			var sx, sy, ox, oy float64
+			var c, own int
 			for _, j := range g.Neighbours(i) {
 				if placed[j] {
 					sx += x[j]
 					sy += y[j]
 					c++
+					if g.Community != nil && g.Community[i] >= 0 && g.Community[j] == g.Community[i] {
+						ox += x[j]
+						oy += y[j]
+						own++
+					}
 				}
+			}
+			if own > 0 {
+				sx, sy, c = ox, oy, own
 			}
 			if c > 0 {
 				dx, dy := disk(keys[i], seed, jitter)
@@ -307,6 +360,7 @@ type sim struct {
 	g                 *Graph
 	pos               []vec
 	mass              []float64
+	w                 []float32 // attraction weight of each adjacency entry; nil: 1
 	force, old        []vec     // force now and at the previous iteration
 	swing, traction   []float64 // per chunk
 	speed, efficiency float64
@@ -324,6 +378,7 @@ func newSim(g *Graph, x, y []float64, p Params) *sim {
 		s.pos[i] = vec{x[i], y[i]}
 		s.mass[i] = float64(g.Degree(i) + 1)
 	}
+	s.w = attraction(g, p.Between)
 	return s
 }
 
@@ -354,8 +409,10 @@ func (s *sim) step() {
 		for i := lo; i < hi; i++ {
 			xi, yi, mi := s.pos[i].x, s.pos[i].y, s.mass[i]
 			fx, fy := s.force[i].x, s.force[i].y
-			// Attraction along edges: d (or log(1+d)) toward each neighbour.
-			for _, j := range s.g.Neighbours(i) {
+			// Attraction along edges: d (or log(1+d)) toward each
+			// neighbour, times the edge's weight.
+			lo := s.g.Offsets[i]
+			for e, j := range s.g.Neighbours(i) {
 				dx, dy := s.pos[j].x-xi, s.pos[j].y-yi
 				if linlog {
 					d := math.Hypot(dx, dy)
@@ -363,6 +420,10 @@ func (s *sim) step() {
 						f := math.Log1p(d) / d
 						dx, dy = dx*f, dy*f
 					}
+				}
+				if s.w != nil {
+					w := float64(s.w[lo+uint32(e)])
+					dx, dy = dx*w, dy*w
 				}
 				fx += dx
 				fy += dy

@@ -13,6 +13,10 @@ import (
 type Graph struct {
 	Offsets []uint32 // len N+1
 	Adj     []uint32
+	// Community holds each node's community (-1: none), or is nil: none
+	// known. The layout starts each community as a region of its own and
+	// pulls less along links between two communities (see Params.Between).
+	Community []int32
 }
 
 // N is the number of nodes.

@@ -94,6 +94,19 @@ func TestFingerprint(t *testing.T) {
 	if f5 := Fingerprint(g1, keys, Params{Budget: 1000}); f5 == f1 {
 		t.Error("another budget: same fingerprint")
 	}
+	withComm := *g1
+	withComm.Community = []int32{0, 0, 1, 1}
+	fc := Fingerprint(&withComm, keys, Params{})
+	if fc == f1 {
+		t.Error("communities: same fingerprint")
+	}
+	withComm.Community = []int32{0, 1, 1, 1}
+	if f6 := Fingerprint(&withComm, keys, Params{}); f6 == fc {
+		t.Error("other communities: same fingerprint")
+	}
+	if f7 := Fingerprint(g1, keys, Params{Between: 0.5}); f7 == f1 {
+		t.Error("another between: same fingerprint")
+	}
 	if h, err := ParseFingerprint(FormatFingerprint(f1)); err != nil || h != f1 {
 		t.Errorf("round trip: %x, %v", h, err)
 	}
@@ -115,7 +128,7 @@ func TestPlaceWaves(t *testing.T) {
 	x := []float64{10, nan, nan, nan, nan, nan, nan}
 	y := []float64{-5, nan, nan, nan, nan, nan, nan}
 	want := func(v uint32) bool { return v != 6 }
-	n := Place(g, x, y, want, func(v uint32) uint64 { return uint64(v) }, 0.5, 1)
+	n := Place(g, x, y, want, func(v uint32) uint64 { return uint64(v) }, 0.5, 1, nil)
 	if n != 3 {
 		t.Errorf("placed %d, want 3", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mapthenet/mapthenet/community"
 	"github.com/mapthenet/mapthenet/graphgen"
 	"github.com/mapthenet/mapthenet/rank"
 )
@@ -19,6 +20,9 @@ import (
 // layoutSize adds a graphgen preset (M: 1M domains, 10M edges) to
 // BenchmarkLayout: go test ./layout -run '^$' -bench Layout -benchtime 1x -layout-size M
 var layoutSize = flag.String("layout-size", "", "also benchmark the layout on this graphgen preset (S, M or L)")
+
+// layoutCommunities: the benchmark's layouts know the communities.
+var layoutCommunities = flag.Bool("layout-communities", true, "lay out with the graph's communities (Louvain's)")
 
 // benchInput ranks a graphgen graph and returns what Map needs.
 func benchInput(tb testing.TB, cfg graphgen.Config) (MapInput, *graphgen.Generator) {
@@ -66,7 +70,11 @@ func rankedInput(tb testing.TB, src, dst []uint32, keys []uint64) MapInput {
 // edges (all laid out), cold and warm (from the cold result, with one new
 // edge so that the previous positions are not simply kept), and on the
 // preset named by -layout-size (its top 200,000 laid out, the rest placed
-// beside them). It reports peak RSS (VmHWM) as it stands after each run.
+// beside them). Each graph's communities are Louvain's (package
+// community, as the rebuild finds them); -layout-communities=false lays
+// out without them. knn-own is the share of each node's 10 nearest nodes
+// on the map that are of its community (1: every community a region of
+// its own). It reports peak RSS (VmHWM) as it stands after each run.
 //
 //	go test ./layout -run '^$' -bench Layout -benchtime 1x [-layout-size M]
 func BenchmarkLayout(b *testing.B) {
@@ -92,11 +100,19 @@ func BenchmarkLayout(b *testing.B) {
 	}
 	for _, size := range sizes {
 		in, gen := benchInput(b, size.cfg)
+		found, err := community.Detect(context.Background(), in.Graph.N, in.Graph.In, community.Params{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if *layoutCommunities {
+			in.Community = func(v uint32) int32 { return found.Community[v] }
+		}
 		quality := func(b *testing.B, x, y []float64) {
 			if k := size.cfg.Communities; k > 1 {
 				own, other, _ := communityDistances(x, y, k, gen.Community)
 				b.ReportMetric(own/other, "own/other")
 			}
+			b.ReportMetric(knnPurity(x, y, found.Community, 10), "knn-own")
 		}
 		var coldX, coldY []float64
 		var coldFP uint64

@@ -24,6 +24,8 @@ type MapInput struct {
 	Prev func(v uint32) (x, y float64, ok bool)
 	// PrevFingerprint is the previous layout's Fingerprint (0: unknown).
 	PrevFingerprint uint64
+	// Community returns node v's community (-1: none); nil: none known.
+	Community func(v uint32) int32
 }
 
 // MapStats describe one Map.
@@ -58,6 +60,12 @@ func Map(ctx context.Context, in MapInput, p Params) (x, y []float64, st MapStat
 	sub, _, err := Induced(g, top)
 	if err != nil {
 		return nil, nil, st, err
+	}
+	if in.Community != nil {
+		sub.Community = make([]int32, len(top))
+		for i, v := range top {
+			sub.Community[i] = in.Community(v)
+		}
 	}
 	keys := make([]uint64, len(top))
 	for i, v := range top {
@@ -108,7 +116,7 @@ func Map(ctx context.Context, in MapInput, p Params) (x, y []float64, st MapStat
 		if err := ctx.Err(); err != nil {
 			return nil, nil, st, err
 		}
-		st.ByNeighbours = Place(g, x, y, func(v uint32) bool { return ranked[v] }, in.Key, p.Jitter*st.MeanEdgeLength, p.Seed)
+		st.ByNeighbours = Place(g, x, y, func(v uint32) bool { return ranked[v] }, in.Key, p.Jitter*st.MeanEdgeLength, p.Seed, in.Community)
 	}
 	st.Unplaced = len(in.Order) - st.ByLayout - st.ByNeighbours
 	return x, y, st, nil
@@ -117,24 +125,29 @@ func Map(ctx context.Context, in MapInput, p Params) (x, y []float64, st MapStat
 // fingerprintVersion changes whenever the layout's algorithm does, so
 // that positions from an older algorithm are never kept as they are.
 // Version 2: multilevel cold starts, the work budget, theta 1.6.
-const fingerprintVersion = 2
+// Version 3: communities (seeded as regions, Between).
+const fingerprintVersion = 3
 
-// Fingerprint is a 64-bit digest of a layout's input: the nodes by key,
-// the undirected edges by their ends' keys and the parameters that shape
-// the result (not Workers, which does not). It does not depend on node
-// numbering. Never 0.
+// Fingerprint is a 64-bit digest of a layout's input: the nodes by key
+// (with their communities), the undirected edges by their ends' keys and
+// the parameters that shape the result (not Workers, which does not). It
+// does not depend on node numbering. Never 0.
 func Fingerprint(g *Graph, keys []uint64, p Params) uint64 {
 	p, _ = p.withDefaults()
 	h := mix(fingerprintVersion)
 	for _, v := range []uint64{uint64(g.N()), uint64(g.NumEdges()), uint64(p.Iterations), uint64(p.WarmIterations),
 		math.Float64bits(p.WarmSpeed), math.Float64bits(p.Theta), math.Float64bits(p.Scaling), math.Float64bits(p.Gravity),
-		math.Float64bits(p.Jitter), p.Seed, boolBits(p.LinLog), uint64(p.Budget)} {
+		math.Float64bits(p.Jitter), p.Seed, boolBits(p.LinLog), uint64(p.Budget), math.Float64bits(p.Between),
+		boolBits(g.Community != nil)} {
 		h = mix(h ^ v)
 	}
 	// Sums of per-node and per-edge hashes: independent of the order.
 	var nodes, edges uint64
 	for i := range g.N() {
 		ki := keys[i]
+		if g.Community != nil {
+			nodes += mix(ki ^ mix(uint64(uint32(g.Community[i]))+0xbb67ae8584caa73b))
+		}
 		nodes += mix(ki ^ 0x6a09e667f3bcc909)
 		for _, j := range g.Neighbours(i) {
 			if int(j) > i {

@@ -13,7 +13,10 @@ const maxPlaceWaves = 8
 // Place puts every node of g that want allows and that has no position
 // yet (x[v] is NaN) at the mean position of its placed neighbours, either
 // direction (it links to them or they to it), plus a jitter of radius
-// jitter drawn from key(v) and seed. It works in waves: the first places
+// jitter drawn from key(v) and seed. Given communities (community not
+// nil; -1: none), a node with placed neighbours of its own community goes
+// to their mean instead, so that it joins its community's region rather
+// than the middle of all its links. It works in waves: the first places
 // the nodes next to one already placed, the next those next to one of
 // those, and so on, up to maxPlaceWaves; each wave sees only the nodes
 // placed before it, so the result does not depend on any order but the
@@ -25,14 +28,23 @@ const maxPlaceWaves = 8
 // no placed neighbour then, so only those can be new to it). The sums are
 // added in edge order, so they are reproducible; the first wave over ten
 // million edges takes a few tens of milliseconds, the others far less.
-func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uint32) uint64, jitter float64, seed uint64) int {
+func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uint32) uint64, jitter float64, seed uint64, community func(v uint32) int32) int {
 	n := g.N
-	// A node's sums side by side: one cache miss per edge, not three.
+	// A node's sums side by side: one cache miss per edge, not three;
+	// those over its own community's neighbours too.
 	type sums struct {
-		x, y float64
-		n    uint32
+		x, y, ox, oy float64
+		n, own       uint32
 	}
 	acc := make([]sums, n)
+	var comm []int32
+	if community != nil {
+		comm = make([]int32, n)
+		for v := range n {
+			comm[v] = community(v)
+		}
+	}
+	same := func(a, b uint32) bool { return comm != nil && comm[a] >= 0 && comm[a] == comm[b] }
 	// state: what each node is in this wave.
 	const (
 		other    = iota // unranked, or placed before the wave before
@@ -59,6 +71,11 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 						a.x += x[u]
 						a.y += y[u]
 						a.n++
+						if same(u, v) {
+							a.ox += x[u]
+							a.oy += y[u]
+							a.own++
+						}
 					}
 				}
 			case frontier:
@@ -68,6 +85,11 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 						a.x += x[v]
 						a.y += y[v]
 						a.n++
+						if same(u, v) {
+							a.ox += x[v]
+							a.oy += y[v]
+							a.own++
+						}
 					}
 				}
 			}
@@ -79,6 +101,9 @@ func Place(g *rank.CSR, x, y []float64, want func(v uint32) bool, key func(v uin
 			}
 			if a := acc[v]; a.n > 0 {
 				dx, dy := disk(key(uint32(v)), seed, jitter)
+				if a.own > 0 {
+					a.x, a.y, a.n = a.ox, a.oy, a.own
+				}
 				// Written after the pass over all edges: a wave never
 				// sees its own placements.
 				x[v] = a.x/float64(a.n) + dx

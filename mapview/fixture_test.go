@@ -23,6 +23,13 @@ var fixtureAsOf = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 // layout fills map_x/map_y, this is where positions come from.
 func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words []data.LinkWordRow) *snapshot.Snapshot {
 	t.Helper()
+	return writeSnapshotEdges(t, dataDir, domains, words, nil)
+}
+
+// writeSnapshotEdges is writeSnapshot with an edges.parquet too, when
+// edges is not nil.
+func writeSnapshotEdges(t testing.TB, dataDir string, domains []data.DomainRow, words []data.LinkWordRow, edges []data.EdgeRow) *snapshot.Snapshot {
+	t.Helper()
 	id := snapshot.ID(fixtureAsOf)
 	d := snapshot.Local(dataDir)
 	b, err := snapshot.Begin(d, id)
@@ -42,6 +49,18 @@ func writeSnapshot(t testing.TB, dataDir string, domains []data.DomainRow, words
 	}
 	if _, err := b.WriteLinkWords(words); err != nil {
 		t.Fatal(err)
+	}
+	if edges != nil {
+		ew, err := b.CreateEdges()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ew.Write(edges...); err != nil {
+			t.Fatal(err)
+		}
+		if err := ew.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m := &data.Manifest{ID: id, AsOf: fixtureAsOf, SchemaVersion: data.SchemaVersion, Tiers: schedule.DefaultTiers,
 		Counts: map[string]int64{data.DomainsFile: int64(len(domains))}, CreatedAt: fixtureAsOf}

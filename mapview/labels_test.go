@@ -29,7 +29,6 @@ func TestPNGLabelsDoNotOverlap(t *testing.T) {
 	m := testMap(t, 500)
 	p := newPainter(m, PNGOptions{Width: 600, Height: 400, Labels: 200})
 	blocked := len(p.lab.taken)
-	p.points()
 	p.labels()
 	// taken holds the legend, caption, 200 point boxes, then the labels.
 	taken := p.lab.taken

@@ -11,9 +11,9 @@ import (
 
 // computeLayout places the ranked domains on the map (package
 // layout): the best Options.MapTop by force layout over the followed
-// graph taken as undirected, warm-started from the previous snapshot's
-// map_x/map_y by domain name, the other ranked domains beside their
-// placed neighbours. It releases the graph, which only the layout needed
+// graph taken as undirected, each community a region of its own,
+// warm-started from the previous snapshot's map_x/map_y by domain name,
+// the other ranked domains beside their placed neighbours. It releases the graph, which only the layout needed
 // after ranking.
 func (b *builder) computeLayout(ctx context.Context, _ Source) (int64, error) {
 	defer func() { b.graph, b.order = nil, nil }()
@@ -35,6 +35,11 @@ func (b *builder) computeLayout(ctx context.Context, _ Source) (int64, error) {
 		Top:             b.opts.MapTop,
 		Key:             func(v uint32) uint64 { return layout.Key(b.names[v]) },
 		PrevFingerprint: print,
+	}
+	if b.community != nil {
+		// Each community a region of its own (the communities stage ran
+		// first; its ids are stable, so the fingerprint is too).
+		in.Community = func(v uint32) int32 { return b.community[v] }
 	}
 	if len(prev) > 0 {
 		in.Prev = func(v uint32) (float64, float64, bool) {

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mapthenet/mapthenet/data"
-	"github.com/mapthenet/mapthenet/schedule"
 	"github.com/mapthenet/mapthenet/internal/hugepage"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // Index is one snapshot held in memory for serving: every domain's columns

@@ -34,7 +34,10 @@ higher rank, coloured by community (the biggest get a colour and are named
 in the legend by their top domains; or --color tier|tld|operator: for tld
 and operator the nine most common get a colour, the rest are grey), labels for the top --labels
 domains where they fit without overlapping, a legend and the snapshot's
-date.
+date. Under the points, faint lines show the followed links among the
+top 20,000 domains, and grey bands join the communities with the most
+links between them. A million domains draw in about a second: small
+points are summed per pixel, so crowded regions read darker.
 
 --html FILE writes one self-contained page (it needs no network: the
 points are inside it) to explore the map in a browser: drag to pan, wheel
@@ -109,8 +112,12 @@ func writeMaps(w io.Writer, s *snapshot.Snapshot, o mapOutputs) error {
 		return err
 	}
 	if o.PNG != "" {
-		err := mapview.WriteFile(o.PNG, func(f io.Writer) error {
-			return mapview.WritePNG(f, m, mapview.PNGOptions{Width: o.Width, Height: o.Height, Color: o.Color, Labels: o.Labels})
+		links, err := mapview.LoadLinks(s, m, mapview.DefaultLinkTop)
+		if err != nil {
+			return err
+		}
+		err = mapview.WriteFile(o.PNG, func(f io.Writer) error {
+			return mapview.WritePNG(f, m, mapview.PNGOptions{Width: o.Width, Height: o.Height, Color: o.Color, Labels: o.Labels, Links: links})
 		})
 		if err != nil {
 			return err

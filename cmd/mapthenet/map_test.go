@@ -12,8 +12,9 @@ import (
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-// writeMapSnapshot publishes a snapshot with the given domains (and no
-// other files than map reads) as the current one of dataDir.
+// writeMapSnapshot publishes a snapshot with the given domains, a ring of
+// links between them (and no other files than map reads) as the current
+// one of dataDir.
 func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 	t.Helper()
 	id := snapshot.ID(testNow)
@@ -31,6 +32,19 @@ func writeMapSnapshot(t *testing.T, dataDir string, rows []data.DomainRow) {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ew, err := b.CreateEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows { // a ring of links: 0 → 1 → … → 0
+		j := (i + 1) % len(rows)
+		if err := ew.Write(data.EdgeRow{Src: rows[i].Domain, Dst: rows[j].Domain, SrcID: rows[i].ID, DstID: rows[j].ID, FirstSeen: testNow, LastSeen: testNow}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ew.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.WriteLinkWords([]data.LinkWordRow{{Domain: "a.example", Word: "news", Sites: 4}}); err != nil {
