@@ -326,21 +326,31 @@ func (r *reader) dictionary(dict parquet.Dictionary) error {
 	p := nameRun{vals, offs}
 	n := len(offs) - 1
 	r.dictID = r.dictID[:0]
-	t := r.st.t
 	for lo := 0; lo < n; lo += window {
-		t.enter()
-		for i := lo; i < min(n, lo+window); i++ {
-			id := emptyName
-			if s := p.name(i); s != "" {
-				var err error
-				if id, err = t.id(r.nm, s, t.hash(s)); err != nil {
-					t.exit(r.nm)
-					return err
-				}
-			}
-			r.dictID = append(r.dictID, id)
+		if err := r.dictionaryWindow(p, lo, min(n, lo+window)); err != nil {
+			return err
 		}
-		t.exit(r.nm)
+	}
+	return nil
+}
+
+// dictionaryWindow interns the dictionary entries lo..hi-1 (at most
+// window). The read lock is released by a defer, as everywhere a reader
+// holds it: a reader that panicked (recovered in run) holding it would
+// leave the others waiting for ever on the table's next growth.
+func (r *reader) dictionaryWindow(p nameRun, lo, hi int) error {
+	t := r.st.t
+	t.enter()
+	defer t.exit(r.nm)
+	for i := lo; i < hi; i++ {
+		id := emptyName
+		if s := p.name(i); s != "" {
+			var err error
+			if id, err = t.id(r.nm, s, t.hash(s)); err != nil {
+				return err
+			}
+		}
+		r.dictID = append(r.dictID, id)
 	}
 	return nil
 }
@@ -429,14 +439,14 @@ func (r *reader) nofollow(p parquet.Page, first int64) error {
 		return fmt.Errorf("column nofollow: page has %d values for %d rows", got, n)
 	}
 	t := r.st.t
-	t.mu.RLock()
+	t.mu.RLock() // the edge arrays may grow
+	defer t.mu.RUnlock()
 	out := t.dst[first : first+int64(n)]
 	for i, f := range flags {
 		if f {
 			out[i] = NoEdge
 		}
 	}
-	t.mu.RUnlock()
 	return nil
 }
 
