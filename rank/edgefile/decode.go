@@ -1,12 +1,11 @@
 package edgefile
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"os"
-	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -14,112 +13,66 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 )
 
-// The decoders read the pages of the edge columns with parquet-go and hand
-// them over as they are: a plain page's names are a flat buffer with
-// offsets, a dictionary-encoded page's names are indexes into its column
-// chunk's dictionary, which is hashed (and later interned) once per chunk
-// rather than once per row. parquet-go rather than Arrow's column readers
-// (which the footer checks still use): Arrow decodes the lengths of
-// DELTA_LENGTH_BYTE_ARRAY pages (parquet-go's writer's default for
-// strings) a value at a time, which with the copy of every name into a
-// buffer of ours cost two thirds of the decoders' time on graphgen's M
-// graph; parquet-go's decoders are vectorised and its pages are used in
-// place.
+// The readers read the pages of the edge columns with parquet-go and
+// intern their names as they go, each page while it is in cache. The
+// work is cut into column chunks: a reader takes the src chunk or the
+// dst chunk (with nofollow) of a row group at a time, in file order, and
+// writes the ids of its rows at their row numbers in the edge arrays, so
+// that the two columns of a row group may be read at once by two cores
+// (a file of one row group keeps two busy) and nothing has to line them
+// up afterwards. A plain page's names are hashed and looked up in groups
+// (their table slots touched first, so that the cache misses overlap); a
+// dictionary-encoded page's names are indexes into its column chunk's
+// dictionary, whose entries are interned once. parquet-go rather than
+// Arrow's column readers (which the footer checks still use): Arrow
+// decodes the lengths of DELTA_LENGTH_BYTE_ARRAY pages (parquet-go's
+// writer's default for strings) a value at a time, and parquet-go's
+// decoders are vectorised and its pages are used in place.
 
-// batch is a stretch of one row group's edge columns as a decoder hands
-// them over. The columns are not aligned: each holds whole pages, and the
-// edgeAssembler lines them up by row.
-type batch struct {
-	rg       int
-	src, dst []nameRun
-	nofollow []bool         // nofollow values read (a null is false); nil without the column
-	hashes   []uint64       // hashes of the names of plain runs
-	changes  []int32        // src plain runs: where a name differs from the one before (see nameRun)
-	pages    []parquet.Page // to release once the batch is interned
-
-	// ids[c][k] are the ids shard k gave the names of column c (0: src,
-	// 1: dst) that fall in it, by position in the column's runs; other
-	// positions are stale. pending counts the shards still at work.
-	ids     [2][][]uint32
-	pending atomic.Int32
-}
-
-// nameRun is one page's names: plain (vals[offs[i]:offs[i+1]]) or
-// dictionary-encoded (dict's entries idx[i]).
-type nameRun struct {
-	vals []byte
-	offs []uint32 // n+1 entries
-	h0   int      // plain: the run's hashes are batch.hashes[h0:h0+n]
-	// plain src runs: batch.changes[c0:c1] are the indexes (from 0, in
-	// order) of the names that differ from the name before them: the
-	// shards intern one name of each stretch of equal ones.
-	c0, c1 int
-	dict   *dictNames
-	idx    []int32
-}
-
-func (r *nameRun) len() int {
-	if r.dict != nil {
-		return len(r.idx)
-	}
-	return len(r.offs) - 1
-}
-
-// dictNames is a column chunk's dictionary: its names, their hashes, and
-// their ids, which each shard fills in for its names on first use. Every
-// entry is interned, used or not: writers put in a chunk's dictionary the
-// values of that chunk only.
-type dictNames struct {
-	vals   []byte
-	offs   []uint32
-	hashes []uint64
-	ids    []uint32 // emptyName for an empty name
-	done   []bool   // by shard
+// readState is what the readers share.
+type readState struct {
+	ctx      context.Context
+	path     string
+	cols     edgeCols
+	firstRow []int64 // row group rg is rows firstRow[rg]..firstRow[rg+1]-1
+	t        *table
+	next     atomic.Int64 // the next chunk to read: 2*rg (src) or 2*rg+1 (dst)
+	done     atomic.Int64 // rows whose dst (and nofollow) are read, for progress
+	failed   atomic.Bool
+	// check, when not nil, is called after every page (the memory limit).
+	check func() error
 }
 
 const emptyName = ^uint32(0)
 
-func (b *batch) reset() {
-	b.src, b.dst = b.src[:0], b.dst[:0]
-	b.nofollow = b.nofollow[:0]
-	b.hashes = b.hashes[:0]
-	b.changes = b.changes[:0]
-	b.pages = b.pages[:0]
+// NoEdge is the dst id of a nofollow row in Edges.Dst.
+const NoEdge = emptyName
+
+// reader is one worker: it reads column chunks until there are none left
+// or another reader failed.
+type reader struct {
+	st     *readState
+	nm     *names
+	maxDef [2]byte // of src and dst
+	hashes [window]uint64
+	sink   uint32
+	prev   []byte // src: the last name interned, and its id
+	prevID uint32
+	dict   parquet.Dictionary // the dictionary dictIDs are the ids of
+	dictID []uint32
+	vals   []parquet.Value
+	bools  []bool
 }
 
-// release gives the batch's pages back to parquet-go's buffer pools.
-func (b *batch) release() {
-	for i, p := range b.pages {
-		parquet.Release(p)
-		b.pages[i] = nil
-	}
-	b.pages = b.pages[:0]
-}
-
-// decoder reads row groups of an edge file into batches.
-type decoder struct {
-	path     string
-	cols     edgeCols
-	firstRow []int64      // row group rg is rows firstRow[rg]..firstRow[rg+1]-1
-	seed     maphash.Seed // of the shards' hash (see shardSet)
-	free     chan *batch
-	out      chan<- *batch
-	done     <-chan struct{}
-	maxDef   [2]byte // of src and dst
-	shards   int
-	vals     []parquet.Value
-}
-
-// run sends the batches of row groups k, k+step, k+2*step, ... until
-// done is closed. Each decoder opens the file on its own: parquet-go's
-// readers are not safe for concurrent use.
-func (d *decoder) run(k, step int) (err error) {
+// run reads chunks until none are left. Each reader opens the file on its
+// own: parquet-go's readers are not safe for concurrent use.
+func (r *reader) run() (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("malformed Parquet file: %v", r)
+		if p := recover(); p != nil {
+			err = fmt.Errorf("malformed Parquet file: %v", p)
 		}
 	}()
-	f, err := os.Open(d.path)
+	f, err := os.Open(r.st.path)
 	if err != nil {
 		return err
 	}
@@ -134,15 +87,21 @@ func (d *decoder) run(k, step int) (err error) {
 		return fmt.Errorf("not a readable Parquet file: %w", err)
 	}
 	rgs := pf.RowGroups()
-	if len(rgs) != len(d.firstRow)-1 {
-		return fmt.Errorf("%d row groups, the footer said %d", len(rgs), len(d.firstRow)-1)
+	firstRow := r.st.firstRow
+	if len(rgs) != len(firstRow)-1 {
+		return fmt.Errorf("%d row groups, the footer said %d", len(rgs), len(firstRow)-1)
 	}
 	// Null names are found by their definition levels; the columns are
 	// top-level (pickColumns), so a level below the column's maximum is a
 	// null.
-	d.maxDef = [2]byte{byte(columnMaxDef(pf, colSrc)), byte(columnMaxDef(pf, colDst))}
-	for rg := k; rg < len(rgs); rg += step {
-		if err := d.rowGroup(rg, rgs[rg]); err != nil {
+	r.maxDef = [2]byte{byte(columnMaxDef(pf, colSrc)), byte(columnMaxDef(pf, colDst))}
+	for !r.st.failed.Load() {
+		k := int(r.st.next.Add(1) - 1)
+		rg, c := k/2, k%2
+		if rg >= len(rgs) {
+			return nil
+		}
+		if err := r.chunk(rg, c, rgs[rg]); err != nil {
 			return err
 		}
 	}
@@ -156,193 +115,339 @@ func columnMaxDef(pf *parquet.File, name string) int {
 	return 0
 }
 
-// targetBatchRows is about how many rows of each column a batch holds
-// (whole pages: more when pages are bigger).
-const targetBatchRows = 1 << 16
+var colNames = [3]string{colSrc, colDst, colNofollow}
 
-// pageCursor reads one column chunk's pages.
-type pageCursor struct {
-	pages parquet.Pages
-	read  int64 // rows read so far
-	dict  parquet.Dictionary
-	names *dictNames
-}
-
-// rowGroup sends the batches of row group rg.
-func (d *decoder) rowGroup(rg int, g parquet.RowGroup) error {
-	rows := d.firstRow[rg+1] - d.firstRow[rg]
+// chunk reads column c (0: src, 1: dst, then nofollow) of row group rg.
+func (r *reader) chunk(rg, c int, g parquet.RowGroup) error {
+	first, end := r.st.firstRow[rg], r.st.firstRow[rg+1]
+	rows := end - first
 	if g.NumRows() != rows {
 		return fmt.Errorf("row group %d has %d rows, the footer said %d", rg, g.NumRows(), rows)
 	}
+	r.st.t.reserveRows(end)
 	chunks := g.ColumnChunks()
-	idx := []int{d.cols.src, d.cols.dst, d.cols.nofollow}
-	var cur [3]*pageCursor
-	for c, i := range idx {
-		if i < 0 {
-			continue
-		}
-		if i >= len(chunks) {
-			return fmt.Errorf("row group %d has %d columns", rg, len(chunks))
-		}
-		cur[c] = &pageCursor{pages: chunks[i].Pages()}
-		defer cur[c].pages.Close()
+	idx := [3]int{r.st.cols.src, r.st.cols.dst, r.st.cols.nofollow}
+	if idx[c] >= len(chunks) || idx[2] >= len(chunks) {
+		return fmt.Errorf("row group %d has %d columns", rg, len(chunks))
 	}
-	for {
-		lo := rows
-		for _, c := range cur {
-			if c != nil {
-				lo = min(lo, c.read)
-			}
+	pages := chunks[idx[c]].Pages()
+	defer pages.Close()
+	r.dict, r.prev = nil, r.prev[:0]
+	for read := int64(0); read < rows; {
+		if err := r.st.ctx.Err(); err != nil {
+			return err
 		}
-		if lo == rows {
+		if r.st.failed.Load() {
 			return nil
 		}
-		var b *batch
-		select {
-		case b = <-d.free:
-			b.reset()
-		case <-d.done:
-			return nil
+		n, err := r.page(pages, c, rg, first+read, rows-read)
+		if err != nil {
+			return err
 		}
-		b.rg = rg
-		target := min(rows, lo+targetBatchRows)
-		for c, pc := range cur {
-			for pc != nil && pc.read < target {
-				if err := d.page(b, c, pc, rg, rows); err != nil {
-					b.release()
-					return err
-				}
-			}
+		read += n
+		if c == 1 && idx[2] < 0 {
+			r.st.done.Add(n)
 		}
-		select {
-		case d.out <- b:
-		case <-d.done:
-			b.release()
-			return nil
-		}
-	}
-}
-
-var colNames = [3]string{colSrc, colDst, colNofollow}
-
-// page reads column c's next page into b.
-func (d *decoder) page(b *batch, c int, pc *pageCursor, rg int, rows int64) error {
-	p, err := pc.pages.ReadPage()
-	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("column %s ends at row %d, before its row group", colNames[c], d.firstRow[rg]+pc.read)
-	}
-	if err != nil {
-		// parquet-go's errors say what (an unexpected EOF, a bad page
-		// header), not where.
-		return fmt.Errorf("column %s, row group %d: %w", colNames[c], rg, err)
-	}
-	n := p.NumRows()
-	first := d.firstRow[rg] + pc.read
-	if n <= 0 || n > rows-pc.read {
-		parquet.Release(p)
-		return fmt.Errorf("column %s: a page of %d rows at row %d overruns its row group", colNames[c], n, first)
-	}
-	pc.read += n
-	if c == 2 {
-		err := d.nofollow(b, p)
-		parquet.Release(p)
-		return err
-	}
-	b.pages = append(b.pages, p)
-	if p.NumNulls() > 0 {
-		for i, l := range p.DefinitionLevels() {
-			if l < d.maxDef[c] {
-				return fmt.Errorf("row %d: %s is null; every edge needs both domain names", first+int64(i), colNames[c])
+		if r.st.check != nil {
+			if err := r.st.check(); err != nil {
+				return err
 			}
 		}
 	}
-	data := p.Data()
-	var run nameRun
-	if dict := p.Dictionary(); dict != nil {
-		if dict != pc.dict {
-			names, err := d.dictionary(dict)
-			if err != nil {
-				return fmt.Errorf("column %s: %w", colNames[c], err)
-			}
-			pc.dict, pc.names = dict, names
-		}
-		if data.Kind() != encoding.Int32 {
-			return fmt.Errorf("column %s: dictionary page of %v values", colNames[c], data.Kind())
-		}
-		run = nameRun{dict: pc.names, idx: data.Int32()}
-	} else {
-		if data.Kind() != encoding.ByteArray {
-			return fmt.Errorf("column %s is stored as %v, want BYTE_ARRAY", colNames[c], data.Kind())
-		}
-		vals, offs := data.ByteArray()
-		run = nameRun{vals: vals, offs: offs}
-	}
-	if run.len() != int(n) {
-		return fmt.Errorf("column %s: page at row %d has %d values for %d rows", colNames[c], first, run.len(), n)
-	}
-	if run.dict == nil {
-		if err := checkOffsets(run.vals, run.offs); err != nil {
-			return fmt.Errorf("column %s: page at row %d: %w", colNames[c], first, err)
-		}
-	}
-	if run.dict == nil {
-		// Hash here, where the work is spread over the decoders: the hash
-		// picks a name's shard and its slot there. Edge files are often
-		// grouped by source, so a name like the previous one (most src
-		// names) takes its hash.
-		run.h0 = len(b.hashes)
-		if b.hashes == nil {
-			// Room for a batch's two columns, a page over each: growing
-			// from empty by doubling cost more than the batches' other
-			// buffers together.
-			b.hashes = make([]uint64, 0, 3*targetBatchRows)
-		}
-		b.hashes = slices.Grow(b.hashes, run.len())
-		run.c0 = len(b.changes)
-		prev, ph := "", uint64(0)
-		for i := range run.len() {
-			s := run.name(i)
-			if i == 0 || s != prev {
-				prev, ph = s, maphash.String(d.seed, s)
-				if c == 0 {
-					b.changes = append(b.changes, int32(i))
-				}
-			}
-			b.hashes = append(b.hashes, ph)
-		}
-		run.c1 = len(b.changes)
-	}
-	if c == 0 {
-		b.src = append(b.src, run)
-	} else {
-		b.dst = append(b.dst, run)
+	if c == 1 && idx[2] >= 0 {
+		return r.nofollowChunk(chunks[idx[2]], first, rows)
 	}
 	return nil
 }
 
-// dictionary copies a column chunk's dictionary (parquet-go reuses its
-// buffers for the next chunk) and hashes its names.
-func (d *decoder) dictionary(dict parquet.Dictionary) (*dictNames, error) {
+// page reads column c's next page, of at most left rows from file row
+// first, and interns its names into the edge array; it returns the rows
+// read.
+func (r *reader) page(pages parquet.Pages, c, rg int, first, left int64) (int64, error) {
+	p, err := pages.ReadPage()
+	if errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("column %s ends at row %d, before its row group", colNames[c], first)
+	}
+	if err != nil {
+		// parquet-go's errors say what (an unexpected EOF, a bad page
+		// header), not where.
+		return 0, fmt.Errorf("column %s, row group %d: %w", colNames[c], rg, err)
+	}
+	defer parquet.Release(p)
+	n := p.NumRows()
+	if n <= 0 || n > left {
+		return 0, fmt.Errorf("column %s: a page of %d rows at row %d overruns its row group", colNames[c], n, first)
+	}
+	if p.NumNulls() > 0 {
+		for i, l := range p.DefinitionLevels() {
+			if l < r.maxDef[c] {
+				return 0, fmt.Errorf("row %d: %s is null; every edge needs both domain names", first+int64(i), colNames[c])
+			}
+		}
+	}
+	data := p.Data()
+	if dict := p.Dictionary(); dict != nil {
+		if dict != r.dict {
+			if err := r.dictionary(dict); err != nil {
+				return 0, fmt.Errorf("column %s: %w", colNames[c], err)
+			}
+			r.dict = dict
+		}
+		if data.Kind() != encoding.Int32 {
+			return 0, fmt.Errorf("column %s: dictionary page of %v values", colNames[c], data.Kind())
+		}
+		idx := data.Int32()
+		if int64(len(idx)) != n {
+			return 0, fmt.Errorf("column %s: page at row %d has %d values for %d rows", colNames[c], first, len(idx), n)
+		}
+		return n, r.dictRows(c, idx, first)
+	}
+	if data.Kind() != encoding.ByteArray {
+		return 0, fmt.Errorf("column %s is stored as %v, want BYTE_ARRAY", colNames[c], data.Kind())
+	}
+	vals, offs := data.ByteArray()
+	if int64(len(offs)-1) != n {
+		return 0, fmt.Errorf("column %s: page at row %d has %d values for %d rows", colNames[c], first, len(offs)-1, n)
+	}
+	if err := checkOffsets(vals, offs); err != nil {
+		return 0, fmt.Errorf("column %s: page at row %d: %w", colNames[c], first, err)
+	}
+	run := nameRun{vals, offs}
+	for lo := 0; lo < int(n); lo += window {
+		hi := min(int(n), lo+window)
+		var err error
+		if c == 0 {
+			err = r.sources(run, lo, hi, first)
+		} else {
+			err = r.targets(run, lo, hi, first)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// nameRun is a plain page's names: vals[offs[i]:offs[i+1]].
+type nameRun struct {
+	vals []byte
+	offs []uint32
+}
+
+// name is name i, a view into the page.
+func (p nameRun) name(i int) string {
+	lo, hi := p.offs[i], p.offs[i+1]
+	if lo == hi {
+		return ""
+	}
+	return unsafe.String(&p.vals[lo], int(hi-lo))
+}
+
+func emptyNameError(row int64) error { return fmt.Errorf("row %d: empty domain name", row) }
+
+// sources interns the src names lo..hi-1 of a page whose name 0 is at
+// file row first. Edge files are often grouped by source, so a name equal
+// to the one before it takes its id without a lookup.
+func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
+	t := r.st.t
+	t.enter()
+	defer t.exit(r.nm)
+	out := t.src[first:]
+	for i := lo; i < hi; i++ {
+		s := p.name(i)
+		if len(r.prev) > 0 && s == unsafe.String(&r.prev[0], len(r.prev)) {
+			out[i] = r.prevID
+			continue
+		}
+		if s == "" {
+			return emptyNameError(first + int64(i))
+		}
+		id, err := t.id(r.nm, s, t.hash(s))
+		if err != nil {
+			return err
+		}
+		out[i] = id
+		r.prev, r.prevID = append(r.prev[:0], s...), id
+	}
+	return nil
+}
+
+// targets interns the dst names lo..hi-1 of a page whose name 0 is at
+// file row first. The lookups go in groups: first the group's names are
+// hashed and their slots touched in a tight loop, so that the cache
+// misses overlap, then they are looked up.
+func (r *reader) targets(p nameRun, lo, hi int, first int64) error {
+	const group = 16
+	t := r.st.t
+	t.enter()
+	defer t.exit(r.nm)
+	out := t.dst[first:]
+	hs := r.hashes[:hi-lo]
+	for i := lo; i < hi; i++ {
+		s := p.name(i)
+		if s == "" {
+			return emptyNameError(first + int64(i))
+		}
+		hs[i-lo] = t.hash(s)
+	}
+	var sink uint32
+	for g := lo; g < hi; g += group {
+		end := min(g+group, hi)
+		for i := g; i < end; i++ {
+			sink += t.touch(hs[i-lo])
+		}
+		for i := g; i < end; i++ {
+			id, err := t.id(r.nm, p.name(i), hs[i-lo])
+			if err != nil {
+				return err
+			}
+			out[i] = id
+		}
+	}
+	r.sink += sink // keeps the touches from being optimised away
+	return nil
+}
+
+// dictionary interns every entry of a column chunk's dictionary (writers
+// put in a chunk's dictionary the values of that chunk only); an empty
+// entry gets emptyName, an error only if a row uses it.
+func (r *reader) dictionary(dict parquet.Dictionary) error {
 	data := dict.Page().Data()
 	if data.Kind() != encoding.ByteArray {
-		return nil, fmt.Errorf("dictionary of %v values, want BYTE_ARRAY", data.Kind())
+		return fmt.Errorf("dictionary of %v values, want BYTE_ARRAY", data.Kind())
 	}
 	vals, offs := data.ByteArray()
 	if len(offs) == 0 {
 		offs = []uint32{0}
 	}
 	if err := checkOffsets(vals, offs); err != nil {
-		return nil, fmt.Errorf("dictionary: %w", err)
+		return fmt.Errorf("dictionary: %w", err)
 	}
-	dn := &dictNames{vals: append([]byte(nil), vals...), offs: append([]uint32(nil), offs...)}
-	dn.hashes = make([]uint64, len(offs)-1)
-	dn.ids = make([]uint32, len(dn.hashes))
-	dn.done = make([]bool, d.shards)
-	r := nameRun{vals: dn.vals, offs: dn.offs}
-	for i := range dn.hashes {
-		dn.hashes[i] = maphash.String(d.seed, r.name(i))
+	p := nameRun{vals, offs}
+	n := len(offs) - 1
+	r.dictID = r.dictID[:0]
+	for lo := 0; lo < n; lo += window {
+		if err := r.dictionaryWindow(p, lo, min(n, lo+window)); err != nil {
+			return err
+		}
 	}
-	return dn, nil
+	return nil
+}
+
+// dictionaryWindow interns the dictionary entries lo..hi-1 (at most
+// window). The read lock is released by a defer, as everywhere a reader
+// holds it: a reader that panicked (recovered in run) holding it would
+// leave the others waiting for ever on the table's next growth.
+func (r *reader) dictionaryWindow(p nameRun, lo, hi int) error {
+	t := r.st.t
+	t.enter()
+	defer t.exit(r.nm)
+	for i := lo; i < hi; i++ {
+		id := emptyName
+		if s := p.name(i); s != "" {
+			var err error
+			if id, err = t.id(r.nm, s, t.hash(s)); err != nil {
+				return err
+			}
+		}
+		r.dictID = append(r.dictID, id)
+	}
+	return nil
+}
+
+// dictRows writes the ids of a dictionary-encoded page's rows, of
+// dictionary indexes idx, from file row first.
+func (r *reader) dictRows(c int, idx []int32, first int64) error {
+	t := r.st.t
+	t.mu.RLock() // the edge arrays may grow
+	defer t.mu.RUnlock()
+	out := t.src[first:]
+	if c == 1 {
+		out = t.dst[first:]
+	}
+	ids := r.dictID
+	for i, x := range idx {
+		if x < 0 || int(x) >= len(ids) {
+			return fmt.Errorf("row %d: dictionary index %d out of range", first+int64(i), x)
+		}
+		id := ids[x]
+		if id == emptyName {
+			return emptyNameError(first + int64(i))
+		}
+		out[i] = id
+	}
+	return nil
+}
+
+// nofollowChunk reads a row group's nofollow column, from file row
+// first, and marks the dst of its nofollow rows NoEdge (their domains
+// count, the edge does not).
+func (r *reader) nofollowChunk(chunk parquet.ColumnChunk, first, rows int64) error {
+	pages := chunk.Pages()
+	defer pages.Close()
+	for read := int64(0); read < rows; {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("column nofollow ends at row %d, before its row group", first+read)
+		}
+		if err != nil {
+			return fmt.Errorf("column nofollow: %w", err)
+		}
+		n := p.NumRows()
+		if n <= 0 || n > rows-read {
+			parquet.Release(p)
+			return fmt.Errorf("column nofollow: a page of %d rows at row %d overruns its row group", n, first+read)
+		}
+		err = r.nofollow(p, first+read)
+		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+		read += n
+		r.st.done.Add(n)
+	}
+	return nil
+}
+
+// nofollow marks the nofollow rows of page p, from file row first (a
+// null is false).
+func (r *reader) nofollow(p parquet.Page, first int64) error {
+	n := int(p.NumRows())
+	if cap(r.bools) < n {
+		r.bools = make([]bool, n)
+	}
+	flags := r.bools[:n]
+	got := 0
+	var err error
+	if br, ok := p.Values().(parquet.BooleanReader); ok && p.DefinitionLevels() == nil {
+		// A required column: read the flags without making a Value of
+		// each, which cost more than decoding the names.
+		got, err = br.ReadBooleans(flags)
+	} else {
+		if len(r.vals) < n {
+			r.vals = make([]parquet.Value, n)
+		}
+		got, err = p.Values().ReadValues(r.vals[:n])
+		for i, v := range r.vals[:got] {
+			flags[i] = !v.IsNull() && v.Boolean()
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("column nofollow: page has %d values for %d rows", got, n)
+	}
+	t := r.st.t
+	t.mu.RLock() // the edge arrays may grow
+	defer t.mu.RUnlock()
+	out := t.dst[first : first+int64(n)]
+	for i, f := range flags {
+		if f {
+			out[i] = NoEdge
+		}
+	}
+	return nil
 }
 
 // checkOffsets checks that offsets index vals in order, so that name
@@ -360,45 +465,6 @@ func checkOffsets(vals []byte, offs []uint32) error {
 	}
 	if int64(prev) > int64(len(vals)) {
 		return errors.New("value offsets out of bounds")
-	}
-	return nil
-}
-
-// name is a plain run's name i, a view into the page.
-func (r *nameRun) name(i int) string {
-	lo, hi := r.offs[i], r.offs[i+1]
-	if lo == hi {
-		return ""
-	}
-	return unsafe.String(&r.vals[lo], int(hi-lo))
-}
-
-// nofollow appends a nofollow page's values to b.nofollow, a null as
-// false.
-func (d *decoder) nofollow(b *batch, p parquet.Page) error {
-	n := int(p.NumRows())
-	start := len(b.nofollow)
-	b.nofollow = slices.Grow(b.nofollow, n)[:start+n]
-	got := 0
-	var err error
-	if br, ok := p.Values().(parquet.BooleanReader); ok && p.DefinitionLevels() == nil {
-		// A required column: read the flags without making a Value of
-		// each, which cost more than decoding the names.
-		got, err = br.ReadBooleans(b.nofollow[start:])
-	} else {
-		if len(d.vals) < n {
-			d.vals = make([]parquet.Value, n)
-		}
-		got, err = p.Values().ReadValues(d.vals[:n])
-		for i, v := range d.vals[:got] {
-			b.nofollow[start+i] = !v.IsNull() && v.Boolean()
-		}
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if got != n {
-		return fmt.Errorf("column nofollow: page has %d values for %d rows", got, n)
 	}
 	return nil
 }

@@ -4,9 +4,10 @@
 // Package rank computes the ranks in between (RankEdgeFile).
 //
 // Reading, in order: Read (reader.go) checks the footer with Arrow and
-// picks the columns; decoders (decode.go), one a worker, read the pages
-// of their row groups with parquet-go; shards (shard.go, intern.go)
-// intern the names; the edge assembler (edgebatch.go) lines the columns
-// up by row and makes the edges. WriteRanks (writeranks.go) writes the
-// rank file. A damaged file gives an error naming it, never a panic.
+// picks the columns; readers (decode.go), one a worker, take the column
+// chunks in turn, read their pages with parquet-go, intern the names in
+// one shared table (intern.go) and write each row's ids at its row number
+// in the edge arrays; Read then drops the rows that are no edge.
+// WriteRanks (writeranks.go) writes the rank file. A damaged file gives
+// an error naming it, never a panic.
 package edgefile

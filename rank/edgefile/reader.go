@@ -14,10 +14,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
-// Edges is an edge file read into memory: the names, by shard (the name
-// of id i*len(Names)+k is Names[k][i], see shardSet), and the followed,
+// Edges is an edge file read into memory: the names, by reader (the name
+// of id i*len(Names)+k is Names[k][i], see names), and the followed,
 // non-self-loop edges as pairs of those ids, in no fixed order.
 type Edges struct {
 	Names     [][]string
@@ -43,7 +45,7 @@ var ErrNamesTooBig = errors.New("the edge file's names do not fit in memory")
 
 // ReadOptions are Read's options.
 type ReadOptions struct {
-	Workers int // decoders and interning shards; at least 1
+	Workers int // readers (each decodes and interns); at least 1
 	// Progress, when not nil, is called with the rows read so far and the
 	// file's rows every ProgressEvery while reading.
 	Progress      func(done, total int64)
@@ -64,19 +66,18 @@ const (
 
 // Read reads the src, dst and (if present) nofollow columns of the
 // Parquet file at path. The footer is read and checked with Arrow; the
-// pages are decoded with parquet-go by decoders (one per worker, each its
-// own reader of the file, taking every workers-th row group), the names
-// are interned by shards (one per worker, see shardSet) and this
-// goroutine makes the edges. Batches arrive in no fixed order, which is
-// fine: ids are renumbered by name later and the CSR does not depend on
-// the order of edges. Nofollow rows add their domains but no edge.
-//
-// The ids are those of the shards: package rank renumbers them.
+// pages are read with parquet-go by readers (one a worker, each its own
+// reader of the file), which take the column chunks in turn and intern
+// their names in one shared table (see decode.go and intern.go). The
+// names of a reader's ids depend on which reader reached them first,
+// which is fine: ids are renumbered by name later and the CSR does not
+// depend on the order of edges. Nofollow rows add their domains but no
+// edge.
 func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error) {
 	workers, progress := max(1, o.Workers), o.Progress
 	// The Parquet and Arrow readers panic on some malformed files; a bad
 	// input file must give an error, never bring the program down. (The
-	// decoders recover on their own goroutines, see decode.)
+	// readers recover on their own goroutines, see reader.run.)
 	defer func() {
 		if r := recover(); r != nil {
 			el, err = nil, fmt.Errorf("rank: %s: malformed Parquet file: %v", path, r)
@@ -112,8 +113,6 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 		return nil, err
 	}
 	hint := min(rows, fi.Size(), 1<<32-1)
-	set := newShardSet(workers, int(min(max(hint/10, 1024), 1<<24)))
-	el = &Edges{Src: makeLarge[uint32](0, int(hint)), Dst: makeLarge[uint32](0, int(hint))}
 	nrg := pf.NumRowGroups()
 	if err := checkChunks(pf, cols.sorted(), fi.Size()); err != nil {
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: %w", path, err)
@@ -130,123 +129,100 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 		}
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows, its row groups %d", path, rows, firstRow[nrg])
 	}
+	readers := max(1, min(workers, 2*nrg))
+	t := newTable(readers, int(min(max(hint/10, 1024), 1<<24)), rows)
 	if rows == 0 {
-		el.Names = set.names()
-		return el, nil
+		return &Edges{Names: t.lists()}, nil
 	}
+	// The edge arrays hold each row's ids at its row number. The footer's
+	// row count is trusted up front only as far as the file's size makes
+	// it plausible (a damaged footer must not make us allocate gigabytes);
+	// past that the arrays grow as the row groups are reached.
+	alloc := int(min(rows, 16*fi.Size()+1<<16))
+	t.src, t.dst = makeLarge[uint32](alloc, alloc), makeLarge[uint32](alloc, alloc)
 
-	// The pipeline: decoders → dispatcher → every shard → (the last shard
-	// done with a batch) → this goroutine, which makes the edges.
-	decoders := max(1, min(workers, nrg))
-	nshards := len(set.shards)
-	recs := make(chan *batch, 2*decoders)
-	// A fixed set of batches goes round: a decoder waits for a free one.
-	// A batch's buffers are a few MB, and batches made on demand were
-	// half of what reading allocated (fresh memory costs a page fault a
-	// page). There are enough to fill every queue of the pipeline below
-	// and to give each decoder one to fill, so none waits while the
-	// pipeline has room; any number above the decoders' would do for
-	// progress, as nothing downstream waits for a decoder.
-	pool := 3*decoders + 7
-	free := make(chan *batch, pool)
-	for range pool {
-		free <- new(batch)
+	st := &readState{ctx: ctx, path: path, cols: cols, firstRow: firstRow, t: t}
+	if o.MemoryLimit > 0 {
+		st.check = func() error { return fits(path, o.MemoryLimit, rows, t.count(), st.done.Load()) }
 	}
-	errs := make(chan error, decoders)
-	done := make(chan struct{})
+	errs := make(chan error, readers)
 	var wg sync.WaitGroup
-	for k := range decoders {
+	for w := range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := decoder{path: path, cols: cols, firstRow: firstRow, seed: set.seed(), shards: nshards, free: free, out: recs, done: done}
-			if err := d.run(k, decoders); err != nil {
+			r := &reader{st: st, nm: t.readers[w]}
+			if err := r.run(); err != nil {
+				st.failed.Store(true)
 				errs <- err
 			}
 		}()
 	}
+	finished := make(chan struct{})
 	go func() {
 		wg.Wait()
-		close(recs)
+		close(finished)
 	}()
-	toShard := make([]chan *batch, nshards)
-	interned := make(chan *batch, 2)
-	var swg sync.WaitGroup
-	for k, sh := range set.shards {
-		toShard[k] = make(chan *batch, 2)
-		swg.Add(1)
-		go func() {
-			defer swg.Done()
-			for b := range toShard[k] {
-				sh.intern(b)
-				if b.pending.Add(-1) == 0 {
-					interned <- b
-				}
-			}
-		}()
-	}
-	go func() {
-		for b := range recs {
-			if len(b.ids[0]) != nshards {
-				b.ids = [2][][]uint32{make([][]uint32, nshards), make([][]uint32, nshards)}
-			}
-			b.pending.Store(int32(nshards))
-			for _, c := range toShard {
-				c <- b
+	if progress != nil && o.ProgressEvery > 0 {
+		tick := time.NewTicker(o.ProgressEvery)
+	wait:
+		for {
+			select {
+			case <-finished:
+				break wait
+			case <-tick.C:
+				progress(st.done.Load(), rows)
 			}
 		}
-		for _, c := range toShard {
-			close(c)
-		}
-		swg.Wait()
-		close(interned)
-	}()
-	// On any return: stop the decoders and wait for the pipeline to
-	// drain, releasing the pages of the batches still in flight.
-	defer func() {
-		close(done)
-		for r := range interned {
-			r.release()
-		}
-	}()
-
-	a := newEdgeAssembler(set, el, path, firstRow, cols.nofollow >= 0)
-	lastProgress := time.Now()
-	for r := range interned {
-		err := ctx.Err()
-		if err == nil {
-			err = a.add(r)
-		}
-		r.release()
-		if err != nil {
-			return nil, err
-		}
-		free <- r // never blocks: free holds every batch
-		if err := fits(path, o.MemoryLimit, rows, set.count(), el.Rows); err != nil {
-			return nil, err
-		}
-		if progress != nil && time.Since(lastProgress) >= o.ProgressEvery {
-			progress(el.Rows, rows)
-			lastProgress = time.Now()
-		}
+		tick.Stop()
 	}
-	select {
-	case err := <-errs:
-		return nil, fmt.Errorf("rank: %s: %w", path, err)
-	default:
-	}
+	<-finished
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := a.finish(); err != nil {
-		return nil, err
+	select {
+	case err := <-errs:
+		if errors.Is(err, ErrNamesTooBig) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("rank: %s: %w", path, err)
+	default:
 	}
-	if el.Rows != rows {
-		return nil, fmt.Errorf("rank: %s: read %d rows, the footer says %d", path, el.Rows, rows)
+	if progress != nil {
+		progress(rows, rows)
 	}
-	el.Names = set.names()
-	el.NameBytes = set.bytes()
+	el = &Edges{Names: t.lists(), Rows: rows, NameBytes: t.bytes()}
+	el.Src, el.Dst = followed(t.src, t.dst, workers)
 	return el, nil
+}
+
+// followed drops the rows that are no edge (nofollow or self-loop) from
+// the edge arrays, in place, and returns what is left. Each of up to
+// workers parts compacts its own stretch, then the stretches are moved
+// together.
+func followed(src, dst []uint32, workers int) ([]uint32, []uint32) {
+	m := len(src)
+	parts := max(1, min(workers, m/(1<<20)))
+	kept := make([]int, parts)
+	parallel.Run(parts, func(k int) {
+		lo, hi := k*m/parts, (k+1)*m/parts
+		w := lo
+		for i := lo; i < hi; i++ {
+			s, t := src[i], dst[i]
+			if t != NoEdge && s != t {
+				src[w], dst[w] = s, t
+				w++
+			}
+		}
+		kept[k] = w - lo
+	})
+	n := 0
+	for k := range parts {
+		lo := k * m / parts
+		n += copy(src[n:], src[lo:lo+kept[k]])
+		copy(dst[n-kept[k]:], dst[lo:lo+kept[k]])
+	}
+	return src[:n], dst[:n]
 }
 
 // fits returns ErrNamesTooBig, with what it would take, when rows rows
@@ -324,7 +300,7 @@ func openEdgeFile(path string) (pf *file.Reader, fr *pqarrow.FileReader, err err
 		}
 	}()
 	// Only the footer is read with Arrow (the schema and the chunks'
-	// layout, see checkChunks); the decoders read the pages with
+	// layout, see checkChunks); the readers read the pages with
 	// parquet-go.
 	pf, err = file.NewParquetReader(f)
 	if err != nil {

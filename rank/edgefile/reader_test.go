@@ -1,0 +1,101 @@
+package edgefile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// TestReadRowByRow: Read's edges are the file's followed rows, in file
+// order, for any readers, plain or dictionary-encoded names. The file
+// is long runs of the same names, zstd-compressed, so that it holds
+// many more rows than its size makes plausible (Read's first guess at
+// the edge arrays) and the arrays grow while the readers fill them.
+func TestReadRowByRow(t *testing.T) {
+	type plainRow struct {
+		Src      string `parquet:"src"`
+		Dst      string `parquet:"dst"`
+		Nofollow bool   `parquet:"nofollow"`
+	}
+	type dictRow struct {
+		Src      string `parquet:"src,dict"`
+		Dst      string `parquet:"dst,dict"`
+		Nofollow bool   `parquet:"nofollow"`
+	}
+	const rows = 300_000
+	want := make([]plainRow, rows)
+	for i := range want {
+		r := &want[i]
+		r.Src = fmt.Sprintf("s%d.example.com", i/25_000)
+		r.Dst = fmt.Sprintf("d%d.com", (i/7_000)%9)
+		if (i/11_000)%5 == 0 {
+			r.Dst = r.Src // a self-loop: no edge
+		}
+		r.Nofollow = (i/13_000)%4 == 1
+	}
+	dict := make([]dictRow, rows)
+	for i, r := range want {
+		dict[i] = dictRow(r)
+	}
+	dir := t.TempDir()
+	files := map[string]string{"plain": filepath.Join(dir, "plain.parquet"), "dict": filepath.Join(dir, "dict.parquet")}
+	writeZstd(t, files["plain"], want)
+	writeZstd(t, files["dict"], dict)
+	for enc, path := range files {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if guess := 16*fi.Size() + 1<<16; guess >= rows {
+			t.Fatalf("%s: %d bytes: Read's first guess at the rows (%d) is not below the rows", enc, fi.Size(), guess)
+		}
+		for _, workers := range []int{1, 3} {
+			el, err := Read(context.Background(), path, ReadOptions{Workers: workers})
+			if err != nil {
+				t.Fatalf("%s, %d workers: %v", enc, workers, err)
+			}
+			name := func(id uint32) string { return el.Names[id%uint32(len(el.Names))][id/uint32(len(el.Names))] }
+			k := 0
+			for i, r := range want {
+				if r.Nofollow || r.Src == r.Dst {
+					continue
+				}
+				if k >= len(el.Src) {
+					t.Fatalf("%s, %d workers: %d edges, want more", enc, workers, len(el.Src))
+				}
+				if s, d := name(el.Src[k]), name(el.Dst[k]); s != r.Src || d != r.Dst {
+					t.Fatalf("%s, %d workers: edge %d (row %d) is %s -> %s, want %s -> %s", enc, workers, k, i, s, d, r.Src, r.Dst)
+				}
+				k++
+			}
+			if k != len(el.Src) || el.Rows != rows {
+				t.Errorf("%s, %d workers: %d edges of %d rows, want %d of %d", enc, workers, len(el.Src), el.Rows, k, rows)
+			}
+		}
+	}
+}
+
+// writeZstd writes rows to path, zstd-compressed, in row groups of
+// 100,000 rows.
+func writeZstd[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[T](f, parquet.Compression(&zstd.Codec{}), parquet.MaxRowsPerRowGroup(100_000))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
