@@ -186,4 +186,3 @@ func (f *Fleet) sent(domain string, start, end time.Time, gap time.Duration) {
 	}
 	f.mu.Unlock()
 }
-

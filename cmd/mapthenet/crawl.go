@@ -21,6 +21,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/shard"
@@ -52,7 +53,10 @@ type crawlFlags struct {
 	Identity      identityFlags // --from, --crawler-info (identity.go)
 	Create        bool
 	Shards        int
-	Fleet         fleetFlags // --fleet, --node (fleet.go)
+	Fleet         fleetFlags    // --fleet, --node (fleet.go)
+	Snapshots     string        // --snapshots: a fleet node's snapshot store
+	LeaseTTL      time.Duration // --lease-ttl: a fleet node's lease
+	ResponseTime  time.Duration // --response-timeout
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -139,6 +143,9 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.IntVar(&fl.Shards, "shards", 0, "with --create: make a store of this many shards, committed in parallel (default 1); on an existing store it must be the store's (0: take the store's; store reshard changes it)")
 	addFleetFlag(f, &fl.Fleet)
 	f.StringVar(&fl.Fleet.Node, "node", "", "this node's name in the fleet, unique (default: the host name)")
+	f.StringVar(&fl.Snapshots, "snapshots", "", "with --fleet: the fleet's snapshot store, DIR or s3://bucket/prefix (schedules are pulled from it, export parts and shard backups go to it)")
+	f.DurationVar(&fl.LeaseTTL, "lease-ttl", fleet.DefaultTTL, "with --fleet: the node's lease in etcd (whole seconds): its shards move this long after it stops renewing")
+	f.DurationVar(&fl.ResponseTime, "response-timeout", crawl.DefaultResponseTimeout, "longest one response may take, whole body (a fleet's takeover wait includes it)")
 	addNowFlag(cmd)
 	return cmd
 }
@@ -159,6 +166,13 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	opts.Now = now
+	if fl.ResponseTime <= 0 {
+		return usagef("--response-timeout %v: want a positive duration", fl.ResponseTime)
+	}
+	opts.ResponseTimeout = fl.ResponseTime
+	if fl.Fleet.URL != "" {
+		return runFleetCrawl(cmd, fl, opts)
+	}
 	if fl.Shards < 0 || fl.Shards > shard.MaxShards {
 		return usagef("--shards %d: want 1 to %d (0: the store's)", fl.Shards, shard.MaxShards)
 	}

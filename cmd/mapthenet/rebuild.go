@@ -37,6 +37,9 @@ type rebuildFlags struct {
 	// Snapshots is where a copy of every snapshot goes besides the data
 	// directory (--snapshots: a directory or s3://bucket/prefix).
 	Snapshots string `json:"snapshots,omitempty"`
+	// A fleet rebuild (local only): --fleet, --export-timeout.
+	Fleet         fleetFlags    `json:"-"`
+	ExportTimeout time.Duration `json:"-"`
 }
 
 // RebuildRequest is the args of the control socket's "rebuild" command:
@@ -112,6 +115,8 @@ first visits and its own discoveries follow the same table and threshold.
 	f.BoolVar(&fl.AcceptShrink, "accept-shrink", false, "make the snapshot current whatever the guard says (an empty one too)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, rebuild refuses: a mistyped --data-dir is not a new store)")
 	addSnapshotsFlag(f, &fl.Snapshots)
+	addFleetFlag(f, &fl.Fleet)
+	f.DurationVar(&fl.ExportTimeout, "export-timeout", 10*time.Minute, "with --fleet: how long every shard's owner has to export its part")
 	return cmd
 }
 
@@ -186,6 +191,9 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		return err
 	}
 	opts.Logger = global.logger
+	if fl.Fleet.URL != "" {
+		return runFleetRebuild(cmd, fl, opts)
+	}
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }
