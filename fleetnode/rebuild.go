@@ -88,7 +88,9 @@ func Rebuild(ctx context.Context, cli *clientv3.Client, o RebuildOptions) (*data
 	}
 	log.Info("fleet rebuild: every shard exported", "rebuild", id, "shards", len(answers), "seconds", time.Since(start).Seconds())
 
-	staged, err := snapshot.Local(o.Rebuild.DataDir).StageParts(id)
+	// Not under rebuilds/: the rebuild removes what is staged there as
+	// left by an interrupted one before it starts.
+	staged, err := os.MkdirTemp(o.Rebuild.DataDir, ".fleet-parts-"+id+"-")
 	if err != nil {
 		return nil, err
 	}
