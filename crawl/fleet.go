@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/schedule"
 )
 
 // FleetGate is what a crawl node asks of its fleet membership before each
@@ -18,6 +22,10 @@ type FleetGate interface {
 	// ReserveIP takes the next start on an address shared by several
 	// sites (--ip-delay), fleet-wide: wait until the time it returns.
 	ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error)
+	// HoldOff records, fleet-wide, that domain (of shard) asked to be
+	// left alone until then (a 429 or 503, a block), so that the shard's
+	// next owner waits too even if this node dies before its store moves.
+	HoldOff(ctx context.Context, shard int, domain string, until time.Time) error
 }
 
 // Fleet is the crawl's side of a fleet node (DESIGN.md, "Fleet
@@ -35,7 +43,14 @@ type Fleet struct {
 
 	mu     sync.Mutex
 	shards map[int]*shardWork
-	wake   chan struct{}
+	// replaced are shards opened with a store copy other than the one
+	// this run's visits went to (restored from a backup): the loop
+	// forgets which of their domains it visited.
+	replaced map[int]bool
+	// holdUntil: domains that asked to be left alone until then (from
+	// Open's hold-offs, and this node's own visits).
+	holdUntil map[string]time.Time
+	wake      chan struct{}
 }
 
 // shardWork is one shard the crawl may work on.
@@ -50,12 +65,26 @@ type shardWork struct {
 // NewFleet makes the crawl's side of a node whose gate is gate, with the
 // store's routing of domains to shards.
 func NewFleet(gate FleetGate, route func(domain string) int) *Fleet {
-	return &Fleet{gate: gate, route: route, shards: map[int]*shardWork{}, wake: make(chan struct{}, 1)}
+	return &Fleet{gate: gate, route: route, shards: map[int]*shardWork{}, replaced: map[int]bool{}, holdUntil: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
 // Open lets the crawl visit shard's domains (once MaySend agrees).
-func (f *Fleet) Open(shard int) {
+// replaced: the shard's store was replaced (restored from a backup) since
+// this run last worked it, so the visits this run made of its domains may
+// not be in it: they are made again where the schedule or seeds say so.
+//
+// holdOff are the shard's sites that asked a node to wait, and until when
+// (fleet.Grant.HoldOff): none of them is visited before.
+func (f *Fleet) Open(shard int, replaced bool, holdOff map[string]time.Time) {
 	f.mu.Lock()
+	if replaced {
+		f.replaced[shard] = true
+	}
+	for d, t := range holdOff {
+		if t.After(f.holdUntil[d]) {
+			f.holdUntil[d] = t
+		}
+	}
 	if f.shards[shard] == nil {
 		w := &shardWork{}
 		w.ctx, w.cancel = context.WithCancel(context.Background())
@@ -111,15 +140,50 @@ func (f *Fleet) Owned() []int {
 	return out
 }
 
+// takeReplaced returns and clears the shards replaced since the last call.
+func (f *Fleet) takeReplaced() map[int]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.replaced) == 0 {
+		return nil
+	}
+	r := f.replaced
+	f.replaced = map[int]bool{}
+	return r
+}
+
 // ready reports whether a visit of domain may start now: its shard is
 // open and the gate lets requests for it start.
-func (f *Fleet) ready(domain string) bool {
+func (f *Fleet) ready(domain string, now time.Time) bool {
 	s := f.route(domain)
 	f.mu.Lock()
 	w := f.shards[s]
 	open := w != nil && !w.closed
+	if until, ok := f.holdUntil[domain]; ok {
+		if now.Before(until) {
+			open = false
+		} else {
+			delete(f.holdUntil, domain)
+		}
+	}
 	f.mu.Unlock()
 	return open && f.gate.MaySend(s) == nil
+}
+
+// visited tells the fleet how a visit ended: a site that asked to be left
+// alone (throttled, blocked) is recorded as a hold-off at once, fleet-wide.
+func (f *Fleet) visited(ctx context.Context, res *data.VisitResult, log *slog.Logger) {
+	if res == nil || (res.Outcome != data.OutcomeThrottled && res.Outcome != data.OutcomeBotProtection) {
+		return
+	}
+	until := res.FinishedAt.Add(schedule.Backoff(res.Outcome, 1, res.RetryAfter))
+	f.mu.Lock()
+	f.holdUntil[res.Domain] = until
+	f.mu.Unlock()
+	if err := f.gate.HoldOff(context.WithoutCancel(ctx), f.route(res.Domain), res.Domain, until); err != nil {
+		log.Warn("could not record a site's wait in the fleet: if this node dies before its next backup, the next owner may ask it again sooner",
+			"domain", res.Domain, "until", until, "err", err)
+	}
 }
 
 // begin registers a visit of domain with its shard: ctx ends when ctx or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -177,6 +178,10 @@ type loop struct {
 	// again whenever its shards change.
 	allSeeds []string
 	stopping bool // the run is ending: visits in flight are abandoned
+	// fenced are visits a shard's fence refused (the recorder's goroutines
+	// add them): the loop forgets them at the next change of shards.
+	fencedMu sync.Mutex
+	fenced   []string
 	// found counts, per domain found this run (up to MaxFound of them),
 	// the distinct domains whose visits linked to it with a followed link.
 	found    *foundSet
@@ -246,16 +251,40 @@ func (l *loop) next() (job, bool) {
 // workable says whether this process may visit domain now: always on one
 // machine; on a fleet node, when its shard is held and ready.
 func (l *loop) workable(domain string) bool {
-	return l.o.Fleet == nil || l.o.Fleet.ready(domain)
+	return l.o.Fleet == nil || l.o.Fleet.ready(domain, l.o.Clock.Now())
 }
 
 // shardsChanged reads the schedule and the seeds again for a fleet node
 // whose shards changed (taken, ready, given up).
 func (l *loop) shardsChanged() {
+	l.fencedMu.Lock()
+	for _, d := range l.fenced {
+		delete(l.started, d) // not recorded: visited again by whoever holds its shard
+	}
+	l.fenced = nil
+	l.fencedMu.Unlock()
+	if replaced := l.o.Fleet.takeReplaced(); replaced != nil {
+		for d := range l.started {
+			if replaced[l.o.Fleet.route(d)] {
+				delete(l.started, d)
+			}
+		}
+	}
 	if err := l.loadSchedule(l.asOfNow()); err != nil {
 		l.o.Logger.Warn("schedule", "err", err)
 	}
 	l.seeds = l.allSeeds
+}
+
+func (l *loop) noteFenced(batch []*data.VisitResult) {
+	l.fencedMu.Lock()
+	for _, v := range batch {
+		l.fenced = append(l.fenced, v.Domain)
+	}
+	l.fencedMu.Unlock()
+	if l.o.Fleet != nil {
+		l.o.Fleet.Wake()
+	}
 }
 
 // ok says whether domain may be visited now. onlyNew: only if it was never
@@ -285,6 +314,7 @@ func (l *loop) run(ctx context.Context) error {
 	rec := newRecorder(l.store, l.o.Logger)
 	storeFailed := rec.failed
 	rec.onCommit = l.commits.note
+	rec.onFenced = l.noteFenced
 	defer rec.close()
 	// Nothing is in flight once run returns.
 	defer func() { l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), 0) }()
@@ -321,6 +351,9 @@ func (l *loop) run(ctx context.Context) error {
 			inflight++
 			go func() {
 				res, err := l.c.Visit(vctx, j.domain, j.pages)
+				if l.o.Fleet != nil && err == nil {
+					l.o.Fleet.visited(vctx, res, l.o.Logger)
+				}
 				end() // before the hand-over: Fleet.Close waits for it
 				results <- done{j, res, err}
 			}()

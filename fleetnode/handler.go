@@ -67,6 +67,7 @@ type Handler struct {
 	mu     sync.Mutex
 	gate   fleet.Gate
 	timers map[int]clockwork.Timer
+	fences map[int]fleet.Fence // of the shards held
 }
 
 var _ fleet.Handler = (*Handler)(nil)
@@ -84,7 +85,7 @@ func NewHandler(o Options) *Handler {
 	for i := range o.Store.Shards() {
 		o.Store.SetFence(i, notHeld(i))
 	}
-	h := &Handler{o: o, timers: map[int]clockwork.Timer{}}
+	h := &Handler{o: o, timers: map[int]clockwork.Timer{}, fences: map[int]fleet.Fence{}}
 	h.crawl = crawl.NewFleet(h, o.Store.ShardOf)
 	return h
 }
@@ -140,15 +141,19 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", s, err)
 	}
+	restored := false
 	if p := g.Previous; p != nil && p.Backup != "" && (!ok || local != p.Token) {
 		if err := h.restore(ctx, s, p); err != nil {
 			return err
 		}
+		restored = true
 	} else if p != nil && (!ok || local != p.Token) {
 		h.o.Logger.Warn("taking a shard whose last owner left no backup: the local copy is used", "shard", s,
 			"local_token", local, "last_owner", p.Node, "last_token", p.Token)
 	}
-	h.o.Store.SetFence(s, g.Fence.Check)
+	// CheckHeld, not Check: the visits finished before Stop, and Stop's
+	// backup, are still written while the node gives the shard up.
+	h.o.Store.SetFence(s, g.Fence.CheckHeld)
 	sh := h.o.Store.Shard(s)
 	if err := sh.SetOwnerToken(g.Token); err != nil {
 		h.o.Store.SetFence(s, notHeld(s))
@@ -166,7 +171,10 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 			return fmt.Errorf("shard %d: adding its seeds: %w", s, err)
 		}
 	}
-	h.crawl.Open(s)
+	h.mu.Lock()
+	h.fences[s] = g.Fence
+	h.mu.Unlock()
+	h.crawl.Open(s, restored, g.HoldOff)
 	h.mu.Lock()
 	h.timers[s] = h.o.Clock.AfterFunc(max(0, g.ReadyAt.Sub(h.o.Clock.Now())), h.crawl.Wake)
 	h.mu.Unlock()
@@ -192,18 +200,75 @@ func (h *Handler) restore(ctx context.Context, s int, p *fleet.ShardState) error
 	return nil
 }
 
-// Stop ends the crawl's work on shard: its visits are abandoned (their
-// next owner makes them), and the shard is fenced shut.
+// HoldOff records a site's wait under the shard's current holding
+// (crawl.FleetGate).
+func (h *Handler) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
+	h.mu.Lock()
+	f, ok := h.fences[s]
+	g := h.gate
+	h.mu.Unlock()
+	if !ok || g == nil {
+		return &fleet.NotNowError{Shard: s, Err: fleet.ErrNotOwner}
+	}
+	return g.PutHoldOff(ctx, f, domain, until)
+}
+
+// Stop ends the crawl's work on shard: its visits in flight are
+// abandoned (their next owner makes them); when the node gives the shard
+// up cleanly, a backup of it goes to the snapshot store for the next
+// owner; then the shard is fenced shut.
 func (h *Handler) Stop(s int, lost bool) time.Time {
 	h.mu.Lock()
+	f, held := h.fences[s]
+	delete(h.fences, s)
 	if t := h.timers[s]; t != nil {
 		t.Stop()
 		delete(h.timers, s)
 	}
 	h.mu.Unlock()
 	quiet := h.crawl.Close(s)
+	if !lost && held && h.o.Snapshots != nil {
+		// A clean handoff: the next owner restores this backup, so the
+		// visits made since the last export move with the shard.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		if err := h.backup(ctx, s, f); err != nil {
+			h.o.Logger.Warn("no backup of a shard given up: its next owner starts from the last one and makes the visits since again",
+				"shard", s, "err", err)
+		}
+		cancel()
+	}
 	h.o.Store.SetFence(s, notHeld(s))
 	return quiet
+}
+
+// backup uploads a backup of shard s to the snapshot store and records it
+// as the shard's state under holding f.
+func (h *Handler) backup(ctx context.Context, s int, f fleet.Fence) error {
+	tmp, err := os.MkdirTemp(h.o.TmpDir, ".backup-"+rebuild.PartDir(s)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	path := filepath.Join(tmp, "backup.badger")
+	if err := writeBackup(h.o.Store.Shard(s), path); err != nil {
+		return err
+	}
+	return h.putBackup(ctx, s, f, path)
+}
+
+// putBackup uploads the backup file path of shard s and records it.
+func (h *Handler) putBackup(ctx context.Context, s int, f fleet.Fence, path string) error {
+	key := BackupKey(s, f.Token)
+	if err := putFile(ctx, h.o.Snapshots, key, path); err != nil {
+		return fmt.Errorf("uploading its backup: %w", err)
+	}
+	if gate := h.node(); gate != nil {
+		at := time.Now().UTC()
+		if err := gate.PutShardState(ctx, f, fleet.ShardState{Backup: key, BackupAt: &at}); err != nil {
+			return fmt.Errorf("recording its backup: %w", err)
+		}
+	}
+	return nil
 }
 
 // Export writes shard req's part (rebuild.ExportPart of one view of the
@@ -242,15 +307,8 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 	if err := objstore.UploadDir(ctx, h.o.Snapshots, prefix, partDir, data.PartManifestFile, h.o.Logger); err != nil {
 		return fleet.Part{}, fmt.Errorf("shard %d: uploading its part: %w", s, err)
 	}
-	key := BackupKey(s, f.Token)
-	if err := putFile(ctx, h.o.Snapshots, key, backup); err != nil {
-		return fleet.Part{}, fmt.Errorf("shard %d: uploading its backup: %w", s, err)
-	}
-	if gate := h.node(); gate != nil {
-		at := time.Now().UTC()
-		if err := gate.PutShardState(ctx, f, fleet.ShardState{Backup: key, BackupAt: &at}); err != nil {
-			return fleet.Part{}, fmt.Errorf("shard %d: recording its backup: %w", s, err)
-		}
+	if err := h.putBackup(ctx, s, f, backup); err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
 	}
 	return fleet.Part{URI: prefix, Rows: part.Manifest.Counts[data.PartDomainsFile]}, nil
 }
