@@ -98,6 +98,14 @@ rebuild's schedule, which applies the same threshold). Set both in
 Only one crawl may use a data directory: a second one exits with status 3
 and names the first's pid.
 
+With --fleet URL --node NAME --snapshots LOCATION the crawl is one node of a
+fleet (README, "More than one machine"): the data dir holds local copies of
+the fleet's shards (made on the first run), the node takes the shards etcd
+gives it and visits only their due domains and seeds, pulls the fleet's
+schedule from LOCATION every --recheck, and runs until stopped (SIGTERM
+hands its shards over). Domains its visits find wait for the next fleet
+rebuild (rebuild --fleet).
+
 --metrics-addr serves Prometheus metrics (mapthenet_crawl_requests_total
 by status class, visits_total by outcome, robots_total by result,
 bytes_read_total, pages_total, domains_due, domains_waiting,
@@ -107,6 +115,10 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 
   # a nightly cron run of at most 6 hours
   mapthenet crawl --max-duration 6h
+
+  # one node of a fleet (mapthenet fleet init made it)
+  mapthenet crawl --fleet etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --node crawl-1 \
+      --snapshots s3://mapthenet/fleet --seeds data/seeds/default.txt
 
   # against a local test server (curl's --connect-to meaning)
   mapthenet crawl --seeds seeds.txt --until-idle --min-delay 10ms \

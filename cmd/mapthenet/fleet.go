@@ -147,7 +147,7 @@ func newFleetStatusCommand() *cobra.Command {
 nodes (address, version, seconds left on their lease, shards held and
 targeted, due counts), each shard (owner, fencing token, target node when
 it is moving, last export), and the rebuild lock and barrier. Due counts
-are those the nodes last reported (none until fleet crawling lands).
+are those the nodes last reported (crawl nodes do not report them yet).
 
 --json prints {"endpoints", "revision", "config", "nodes": [...],
 "shards": [...], "rebuild": {...}}; times RFC 3339 UTC.`,

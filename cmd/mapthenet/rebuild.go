@@ -98,6 +98,9 @@ first visits and its own discoveries follow the same table and threshold.
   # replay as of a given time, keeping three snapshots
   mapthenet rebuild --now 2026-12-02T03:00:00Z --keep 3
 
+  # a fleet rebuild: every shard's owner exports its part, merged here
+  mapthenet rebuild --fleet etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --snapshots s3://mapthenet/fleet
+
   # a smaller tier table
   mapthenet rebuild --tiers 1000:7:50,10000:30:20,*:365:8`,
 		Args: cobra.NoArgs,
