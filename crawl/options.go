@@ -110,6 +110,12 @@ type Options struct {
 	// interval (cmd sets a minute when stderr is not a terminal); 0: none.
 	LogEvery time.Duration
 
+	// Fleet, when set, makes the crawl one node of a fleet (fleet.go):
+	// only the open shards' domains are visited, every request asks the
+	// fleet first, seeds are added by the node as it takes their shards,
+	// and domains found by visits wait for the next rebuild.
+	Fleet *Fleet
+
 	Clock   clockwork.Clock
 	Logger  *slog.Logger
 	Metrics *Metrics // nil: none

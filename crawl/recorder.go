@@ -39,6 +39,9 @@ type recorder struct {
 	// onCommit, when set (before the first add), is told each batch the
 	// store has committed, from one of the recorder's goroutines.
 	onCommit func([]*data.VisitResult)
+	// onFenced, when set, is told each batch a shard's fence refused (a
+	// fleet node that no longer holds the shard): not recorded.
+	onFenced func([]*data.VisitResult)
 	// failed is closed at the first store error (a full disk, say): the
 	// crawl stops rather than visit sites it cannot record.
 	failed     chan struct{}
@@ -128,6 +131,9 @@ func (r *recorder) write(shard int, batch []*data.VisitResult) {
 			// shard (a fleet node that lost it). Its visits are not
 			// recorded, and the crawl goes on with the other shards.
 			r.log.Error("visits not recorded: the shard is no longer ours", "shard", shard, "visits", len(batch), "err", err)
+			if r.onFenced != nil {
+				r.onFenced(batch)
+			}
 			return
 		}
 		var ve *graph.VisitError

@@ -27,7 +27,23 @@ func (v *visit) get(ctx context.Context, u *url.URL, accept fetch.Accept, sink f
 		return nil, &fetch.Error{Kind: fetch.KindCanceled, Err: err}
 	}
 	defer release()
+	f := v.c.opts.Fleet
+	if f != nil {
+		ip := ""
+		if v.c.opts.IPDelay > 0 {
+			ip = v.ipOf(ctx, u)
+		}
+		// Right before the request: a node past its lease deadline, or
+		// no longer holding the shard, sends nothing more.
+		if err := f.gateRequest(ctx, v, ip); err != nil {
+			return nil, &fetch.Error{Kind: fetch.KindCanceled, Err: err}
+		}
+	}
+	start := v.c.opts.Clock.Now()
 	r, err := v.client.Get(ctx, u.String(), accept, sink)
+	if f != nil {
+		f.sent(v.domain, start, v.c.opts.Clock.Now(), v.siteGap())
+	}
 	var fe *fetch.Error
 	if err != nil && !errors.As(err, &fe) {
 		fe = &fetch.Error{Kind: fetch.KindOther, Err: err}

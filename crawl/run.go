@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,7 +109,8 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 		seeds = append(seeds, ds...)
 	}
 	stats.Seeds = len(seeds)
-	if len(seeds) > 0 {
+	if len(seeds) > 0 && o.Fleet == nil {
+		// (A fleet node adds each shard's seeds as it takes the shard.)
 		if err := store.AddDomains(seeds, asOf, true); err != nil {
 			return stats, fmt.Errorf("crawl: adding seeds: %w", err)
 		}
@@ -128,6 +130,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	}
 	stats.Due = len(l.due) // at most MaxDue
 	l.seeds = seeds
+	l.allSeeds = seeds
 	err = l.run(ctx)
 	stats.Elapsed = o.Clock.Since(start)
 	if err == nil && o.UntilIdle && l.nStarted == 0 && ctx.Err() == nil {
@@ -171,6 +174,14 @@ type loop struct {
 	due     []data.ScheduleRow
 	dueMore bool // the schedule has more due rows than due holds (MaxDue)
 	seeds   []string
+	// allSeeds are every seed of the run: a fleet node goes through them
+	// again whenever its shards change.
+	allSeeds []string
+	stopping bool // the run is ending: visits in flight are abandoned
+	// fenced are visits a shard's fence refused (the recorder's goroutines
+	// add them): the loop forgets them at the next change of shards.
+	fencedMu sync.Mutex
+	fenced   []string
 	// found counts, per domain found this run (up to MaxFound of them),
 	// the distinct domains whose visits linked to it with a followed link.
 	found    *foundSet
@@ -208,6 +219,9 @@ func (l *loop) next() (job, bool) {
 		}
 		r := l.due[0]
 		l.due = l.due[1:]
+		if !l.workable(r.Domain) {
+			continue // another node's, or not ready: read again when the shards change
+		}
 		if l.ok(r.Domain, false) {
 			return job{r.Domain, int(r.Pages)}, true
 		}
@@ -216,6 +230,9 @@ func (l *loop) next() (job, bool) {
 	for len(l.seeds) > 0 {
 		d := l.seeds[0]
 		l.seeds = l.seeds[1:]
+		if !l.workable(d) {
+			continue
+		}
 		if l.ok(d, true) {
 			return job{d, 0}, true
 		}
@@ -228,6 +245,45 @@ func (l *loop) next() (job, bool) {
 		if l.ok(d, true) {
 			return job{d, 0}, true
 		}
+	}
+}
+
+// workable says whether this process may visit domain now: always on one
+// machine; on a fleet node, when its shard is held and ready.
+func (l *loop) workable(domain string) bool {
+	return l.o.Fleet == nil || l.o.Fleet.ready(domain, l.o.Clock.Now())
+}
+
+// shardsChanged reads the schedule and the seeds again for a fleet node
+// whose shards changed (taken, ready, given up).
+func (l *loop) shardsChanged() {
+	l.fencedMu.Lock()
+	for _, d := range l.fenced {
+		delete(l.started, d) // not recorded: visited again by whoever holds its shard
+	}
+	l.fenced = nil
+	l.fencedMu.Unlock()
+	if replaced := l.o.Fleet.takeReplaced(); replaced != nil {
+		for d := range l.started {
+			if replaced[l.o.Fleet.route(d)] {
+				delete(l.started, d)
+			}
+		}
+	}
+	if err := l.loadSchedule(l.asOfNow()); err != nil {
+		l.o.Logger.Warn("schedule", "err", err)
+	}
+	l.seeds = l.allSeeds
+}
+
+func (l *loop) noteFenced(batch []*data.VisitResult) {
+	l.fencedMu.Lock()
+	for _, v := range batch {
+		l.fenced = append(l.fenced, v.Domain)
+	}
+	l.fencedMu.Unlock()
+	if l.o.Fleet != nil {
+		l.o.Fleet.Wake()
 	}
 }
 
@@ -258,6 +314,7 @@ func (l *loop) run(ctx context.Context) error {
 	rec := newRecorder(l.store, l.o.Logger)
 	storeFailed := rec.failed
 	rec.onCommit = l.commits.note
+	rec.onFenced = l.noteFenced
 	defer rec.close()
 	// Nothing is in flight once run returns.
 	defer func() { l.o.Metrics.queues(len(l.due), len(l.seeds)+l.found.Len(), 0) }()
@@ -271,17 +328,33 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	var idle <-chan time.Time
 	idleLogged := false
+	var fleetWake <-chan struct{}
+	if l.o.Fleet != nil {
+		fleetWake = l.o.Fleet.wake
+	}
 	for {
 		for !stopping && inflight < l.o.SitesInFlight && (l.o.MaxSites <= 0 || l.nStarted < l.o.MaxSites) {
 			j, ok := l.next()
 			if !ok {
 				break
 			}
+			vctx, end := ctx, func() {}
+			if l.o.Fleet != nil {
+				c, e, ok := l.o.Fleet.begin(ctx, j.domain)
+				if !ok {
+					continue
+				}
+				vctx, end = c, e
+			}
 			l.started[j.domain] = true
 			l.nStarted++
 			inflight++
 			go func() {
-				res, err := l.c.Visit(ctx, j.domain, j.pages)
+				res, err := l.c.Visit(vctx, j.domain, j.pages)
+				if l.o.Fleet != nil && err == nil {
+					l.o.Fleet.visited(vctx, res, l.o.Logger)
+				}
+				end() // before the hand-over: Fleet.Close waits for it
 				results <- done{j, res, err}
 			}()
 		}
@@ -319,6 +392,7 @@ func (l *loop) run(ctx context.Context) error {
 			cancel()
 		case <-ctx.Done():
 			stopping = true
+			l.stopping = true
 			idle = nil
 			if inflight == 0 {
 				return rec.close()
@@ -333,6 +407,12 @@ func (l *loop) run(ctx context.Context) error {
 		case <-idle:
 			idle = nil
 			l.recheck(true)
+			if l.o.Fleet != nil {
+				l.seeds = l.allSeeds
+			}
+		case <-fleetWake:
+			idle = nil
+			l.shardsChanged()
 		case <-tick:
 			l.progress(inflight)
 		}
@@ -352,6 +432,11 @@ func (l *loop) progress(inflight int) {
 func (l *loop) finish(d done, rec *recorder) {
 	if d.err != nil {
 		if errors.Is(d.err, ErrAbandoned) {
+			if l.o.Fleet != nil && !l.stopping {
+				// Its shard was given up or is not ready: whoever holds it
+				// next (this node again, maybe) visits it.
+				delete(l.started, d.job.domain)
+			}
 			l.stats.Abandoned++
 			l.o.Metrics.visitEnded(true)
 			return
@@ -371,6 +456,11 @@ func (l *loop) finish(d done, rec *recorder) {
 	// the store has committed it, so that the log never claims a visit a
 	// crash then loses.
 	for _, link := range r.Links {
+		if l.o.Fleet != nil {
+			// A fleet node visits what the schedule and the seeds list: a
+			// domain found now is first visited after the next rebuild.
+			break
+		}
 		if link.Nofollow || l.started[link.Dst] || l.exclude[link.Dst] {
 			continue
 		}

@@ -96,10 +96,11 @@ func (n *Node) export(h *held, r ExportRequest) {
 
 // PutShardState writes the shard's state (backup location, due counts:
 // what the next owner and fleet status read) under holding f: it
-// succeeds only while f's token is the shard's owner key. Token, Node and
+// succeeds only while f's token is the shard's owner key (Stop may write
+// it: Fence.CheckHeld). Token, Node and
 // UpdatedAt are filled in.
 func (n *Node) PutShardState(ctx context.Context, f Fence, st ShardState) error {
-	if err := f.Check(); err != nil {
+	if err := f.CheckHeld(); err != nil {
 		return err
 	}
 	st.Token, st.Node, st.UpdatedAt = f.Token, n.o.Name, wall(n.clock.Now())

@@ -19,6 +19,9 @@ type Gate interface {
 	ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error)
 	// PutShardState after a backup (and periodically, with due counts).
 	PutShardState(ctx context.Context, f Fence, st ShardState) error
+	// PutHoldOff after a visit a site ended by asking to wait (a 429 or
+	// 503, a block): the shard's next owner honours it (Grant.HoldOff).
+	PutHoldOff(ctx context.Context, f Fence, domain string, until time.Time) error
 }
 
 var _ Gate = (*Node)(nil)

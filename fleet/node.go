@@ -69,6 +69,10 @@ type Grant struct {
 	// Handoff is the previous owner's clean release, nil when it did not
 	// release the shard cleanly (its lease ran out) or there was none.
 	Handoff *Handoff
+	// HoldOff are the shard's sites that asked an owner to wait
+	// (Node.PutHoldOff), with the time until which none of its requests
+	// may go to them.
+	HoldOff map[string]time.Time
 }
 
 // Handoff is written by an owner that gives a shard up cleanly

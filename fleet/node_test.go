@@ -70,7 +70,10 @@ func TestFencingTokenAndCleanHandoff(t *testing.T) {
 	_, cli := newFleet(t, 1)
 	h1 := newHandler("a", nil)
 	a := startNode(t, cli, "a", h1, func(o *NodeOptions) { o.Timing.ResponseTimeout = time.Hour })
-	waitFor(t, 10*time.Second, "a holds shard 0", func() bool { return len(ownedShards(a)) == 1 })
+	// Owned lists a shard whose Start is still running (MaySend: ErrStarting).
+	waitFor(t, 10*time.Second, "a holds shard 0", func() bool {
+		return len(ownedShards(a)) == 1 && !errors.Is(a.MaySend(0), ErrStarting)
+	})
 	g1, _ := h1.grant(0)
 	if g1.Handoff != nil || g1.Previous != nil {
 		t.Errorf("first grant has a handoff %v or previous state %v", g1.Handoff, g1.Previous)

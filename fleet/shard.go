@@ -25,6 +25,7 @@ func (n *Node) acquire(ctx context.Context, s int, lv leaseView) error {
 			clientv3.OpPut(owner, n.o.Name, clientv3.WithLease(clientv3.LeaseID(lv.id))),
 			clientv3.OpDelete(shardKey(s, handoffLeaf), clientv3.WithPrevKV()),
 			clientv3.OpGet(shardKey(s, stateLeaf)),
+			clientv3.OpGet(shardKey(s, holdOffLeaf), clientv3.WithPrefix()),
 		).Commit()
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		n.loseSession("the fleet lease ran out (a shard could not be taken with it)")
@@ -50,6 +51,11 @@ func (n *Node) acquire(ctx context.Context, s int, lv leaseView) error {
 			g.Previous = &st
 		}
 	}
+	var holds []kvPair
+	for _, kv := range resp.Responses[3].GetResponseRange().Kvs {
+		holds = append(holds, kvPair{string(kv.Key), string(kv.Value)})
+	}
+	g.HoldOff = parseHoldOffs(s, holds)
 	wait := n.t.TakeoverWait()
 	if g.Handoff != nil {
 		wait = max(0, g.Handoff.QuietUntil.Add(n.t.ClockSkew).Sub(now))
@@ -267,6 +273,32 @@ func (f Fence) Check() error {
 		return &NotNowError{Shard: f.Shard, Err: ErrTokenChanged}
 	case h.state == stopping:
 		return &NotNowError{Shard: f.Shard, Err: ErrStopping}
+	}
+	return nil
+}
+
+// CheckHeld is Check, except that it passes while the holding is being
+// given up (Handler.Stop runs): the node still holds the owner key and
+// its lease, so the shard's last commits and its last backup's state may
+// still be written then. The store of a shard whose Stop writes (the
+// crawl's: the visits it finished, then a backup for the next owner)
+// uses it as its fence.
+func (f Fence) CheckHeld() error {
+	if f.check != nil {
+		return f.check()
+	}
+	if f.node == nil {
+		return &NotNowError{Shard: f.Shard, Err: ErrNotOwner}
+	}
+	n := f.node
+	now := n.clock.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.leaseOKLocked(f.Shard, now); err != nil {
+		return err
+	}
+	if h := n.shards[f.Shard]; h == nil || h.grant.Token != f.Token || h.lost {
+		return &NotNowError{Shard: f.Shard, Err: ErrTokenChanged}
 	}
 	return nil
 }

@@ -266,3 +266,66 @@ func Verify(dir string, log *slog.Logger) (*graph.VerifyReport, error) {
 	}
 	return rep, nil
 }
+
+// ReplaceShard replaces shard i of the open store s with the store in the
+// backup stream r (graph.Store.Backup of that shard: a fleet node taking
+// a shard whose latest copy is the backup its last owner left in the
+// snapshot store). The backup is restored beside the shard and checked to
+// be shard i of this store before it takes the shard's place; the old
+// copy is removed only then. On an error the old copy stays (reopened).
+// The crawl's calls on the store wait while the shard is swapped.
+func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
+	if s.plain {
+		return fmt.Errorf("%w: %s is a store of one shard in the old layout", ErrLayout, s.dir)
+	}
+	if i < 0 || i >= len(s.shards) {
+		return fmt.Errorf("shard: shard %d of a store of %d", i, len(s.shards))
+	}
+	l, _, err := ReadLayout(s.dir)
+	if err != nil {
+		return err
+	}
+	staged := filepath.Join(s.dir, ".restore-"+ShardDir(i))
+	if err := os.RemoveAll(staged); err != nil {
+		return err
+	}
+	if err := graph.Restore(staged, r, log); err != nil {
+		os.RemoveAll(staged)
+		return err
+	}
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	if err := s.shards[i].Close(); err != nil {
+		return fmt.Errorf("shard %d: closing it for the restore: %w", i, err)
+	}
+	sdir := filepath.Join(s.dir, ShardDir(i))
+	old := filepath.Join(s.dir, ".replaced-"+ShardDir(i))
+	os.RemoveAll(old)
+	reopenOld := func(cause error) error {
+		if st, err := openShard(s.dir, l, i, s.gopts); err == nil {
+			s.shards[i] = st
+		} else {
+			cause = fmt.Errorf("%w; and reopening the old copy: %w", cause, err)
+		}
+		os.RemoveAll(staged)
+		return cause
+	}
+	if err := os.Rename(sdir, old); err != nil {
+		return reopenOld(err)
+	}
+	if err := os.Rename(staged, sdir); err != nil {
+		os.Rename(old, sdir)
+		return reopenOld(err)
+	}
+	st, err := openShard(s.dir, l, i, s.gopts)
+	if err != nil {
+		os.RemoveAll(sdir)
+		os.Rename(old, sdir)
+		return reopenOld(fmt.Errorf("shard %d: the backup is not this shard: %w", i, err))
+	}
+	s.shards[i] = st
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}

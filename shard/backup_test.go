@@ -132,3 +132,41 @@ func TestVerifyNamesShard(t *testing.T) {
 		t.Errorf("damage named %q, want shard-01's table and shard-02", files)
 	}
 }
+
+// ReplaceShard: an open store takes one shard from a backup (a fleet node
+// taking a shard another node held); a backup of another shard is refused
+// and the old copy stays.
+func TestReplaceShard(t *testing.T) {
+	src := newStore(t, filepath.Join(t.TempDir(), "store"), 3)
+	fillTest(t, src, 30)
+	want := domainsOf(t, src)
+	var one, wrong bytes.Buffer
+	_, err := src.Shard(2).Backup(&one)
+	must(t, err)
+	_, err = src.Shard(1).Backup(&wrong)
+	must(t, err)
+	must(t, src.Close())
+
+	dir := filepath.Join(t.TempDir(), "store")
+	s := newStore(t, dir, 3)
+	defer s.Close()
+	fillTest(t, s, 10) // an older copy of the same store
+	before := domainsOf(t, s)
+	if err := s.ReplaceShard(2, bytes.NewReader(wrong.Bytes()), nil); !errors.Is(err, ErrLayout) {
+		t.Errorf("shard 1's backup replaced shard 2: %v", err)
+	}
+	if got := domainsOf(t, s); !reflect.DeepEqual(got, before) {
+		t.Errorf("a refused replace changed the store: %v, want %v", got, before)
+	}
+	must(t, s.ReplaceShard(2, bytes.NewReader(one.Bytes()), nil))
+	got := domainsOf(t, s)
+	if !reflect.DeepEqual(got[2], want[2]) || !reflect.DeepEqual(got[1], before[1]) {
+		t.Errorf("after the replace: %v, want shard 2 %v and shard 1 %v", got, want[2], before[1])
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

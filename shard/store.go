@@ -23,6 +23,10 @@ type Store struct {
 	router Router
 	plain  bool // one shard in today's layout: dir is the Badger store itself
 	shards []*graph.Store
+	gopts  graph.Options // each shard's, to open one again (ReplaceShard)
+	// swap is held for reading by the methods a crawl calls on one
+	// shard, for writing by ReplaceShard while it swaps a shard.
+	swap sync.RWMutex
 }
 
 // Options configure Open.
@@ -108,8 +112,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, router: r, shards: make([]*graph.Store, l.Shards)}
 	gopts := ShareOptions(opts.Graph, l.Shards)
+	s := &Store{dir: dir, router: r, shards: make([]*graph.Store, l.Shards), gopts: gopts}
 	err = parallel(l.Shards, func(i int) error {
 		st, err := openShard(dir, l, i, gopts)
 		s.shards[i] = st
@@ -313,7 +317,11 @@ func (s *Store) Router() Router { return s.router }
 func (s *Store) Sharded() bool { return !s.plain }
 
 // Shard is shard i's store.
-func (s *Store) Shard(i int) *graph.Store { return s.shards[i] }
+func (s *Store) Shard(i int) *graph.Store {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
+	return s.shards[i]
+}
 
 // ShardDir is where shard i lives.
 func (s *Store) ShardDir(i int) string {
@@ -334,18 +342,26 @@ func (s *Store) Close() error {
 // SetFence sets shard i's fence (graph.Store.SetFence): every commit to
 // that shard first calls check, and is refused (graph.ErrFenced) when it
 // fails. nil removes it.
-func (s *Store) SetFence(i int, check func() error) { s.shards[i].SetFence(check) }
+func (s *Store) SetFence(i int, check func() error) {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
+	s.shards[i].SetFence(check)
+}
 
 // Domain returns a domain's state as its own shard holds it: a domain
 // known elsewhere only as a link target, and never visited or seeded, is
 // not found (found is false), as a never-seen one.
 func (s *Store) Domain(name string) (data.DomainState, bool, error) {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
 	return s.shards[s.router.Of(name)].Domain(name)
 }
 
 // IsRemoved reports whether name is on the removal list (every shard
 // keeps the whole list).
 func (s *Store) IsRemoved(name string) (bool, error) {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
 	return s.shards[s.router.Of(name)].IsRemoved(name)
 }
 
@@ -373,6 +389,8 @@ func (s *Store) Removals() ([]graph.Removal, error) {
 // AddDomains adds names to their own shards (graph.Store.AddDomains),
 // shards in parallel.
 func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
 	if len(s.shards) == 1 {
 		return s.shards[0].AddDomains(names, seen, seeded)
 	}
@@ -394,6 +412,8 @@ func (s *Store) AddDomains(names []string, seen time.Time, seeded bool) error {
 // shard and calls it from several goroutines, so that shards commit in
 // parallel. A visit of another shard's domain is refused (a VisitError).
 func (s *Store) RecordShard(i int, vs []*data.VisitResult) error {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
 	if len(s.shards) > 1 {
 		for j, v := range vs {
 			if v != nil && s.router.Of(v.Domain) != i {

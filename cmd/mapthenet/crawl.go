@@ -21,6 +21,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/fetch"
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/rebuild"
 	"github.com/mapthenet/mapthenet/shard"
@@ -52,7 +53,10 @@ type crawlFlags struct {
 	Identity      identityFlags // --from, --crawler-info (identity.go)
 	Create        bool
 	Shards        int
-	Fleet         fleetFlags // --fleet, --node (fleet.go)
+	Fleet         fleetFlags    // --fleet, --node (fleet.go)
+	Snapshots     string        // --snapshots: a fleet node's snapshot store
+	LeaseTTL      time.Duration // --lease-ttl: a fleet node's lease
+	ResponseTime  time.Duration // --response-timeout
 }
 
 func newCrawlCommand() *cobra.Command {
@@ -94,6 +98,14 @@ rebuild's schedule, which applies the same threshold). Set both in
 Only one crawl may use a data directory: a second one exits with status 3
 and names the first's pid.
 
+With --fleet URL --node NAME --snapshots LOCATION the crawl is one node of a
+fleet (README, "More than one machine"): the data dir holds local copies of
+the fleet's shards (made on the first run), the node takes the shards etcd
+gives it and visits only their due domains and seeds, pulls the fleet's
+schedule from LOCATION every --recheck, and runs until stopped (SIGTERM
+hands its shards over). Domains its visits find wait for the next fleet
+rebuild (rebuild --fleet).
+
 --metrics-addr serves Prometheus metrics (mapthenet_crawl_requests_total
 by status class, visits_total by outcome, robots_total by result,
 bytes_read_total, pages_total, domains_due, domains_waiting,
@@ -103,6 +115,10 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 
   # a nightly cron run of at most 6 hours
   mapthenet crawl --max-duration 6h
+
+  # one node of a fleet (mapthenet fleet init made it)
+  mapthenet crawl --fleet etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --node crawl-1 \
+      --snapshots s3://mapthenet/fleet --seeds data/seeds/default.txt
 
   # against a local test server (curl's --connect-to meaning)
   mapthenet crawl --seeds seeds.txt --until-idle --min-delay 10ms \
@@ -139,6 +155,9 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.IntVar(&fl.Shards, "shards", 0, "with --create: make a store of this many shards, committed in parallel (default 1); on an existing store it must be the store's (0: take the store's; store reshard changes it)")
 	addFleetFlag(f, &fl.Fleet)
 	f.StringVar(&fl.Fleet.Node, "node", "", "this node's name in the fleet, unique (default: the host name)")
+	f.StringVar(&fl.Snapshots, "snapshots", "", "with --fleet: the fleet's snapshot store, DIR or s3://bucket/prefix (schedules are pulled from it, export parts and shard backups go to it)")
+	f.DurationVar(&fl.LeaseTTL, "lease-ttl", fleet.DefaultTTL, "with --fleet: the node's lease in etcd (whole seconds): its shards move this long after it stops renewing")
+	f.DurationVar(&fl.ResponseTime, "response-timeout", crawl.DefaultResponseTimeout, "longest one response may take, whole body (a fleet's takeover wait includes it)")
 	addNowFlag(cmd)
 	return cmd
 }
@@ -159,6 +178,13 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		return err
 	}
 	opts.Now = now
+	if fl.ResponseTime <= 0 {
+		return usagef("--response-timeout %v: want a positive duration", fl.ResponseTime)
+	}
+	opts.ResponseTimeout = fl.ResponseTime
+	if fl.Fleet.URL != "" {
+		return runFleetCrawl(cmd, fl, opts)
+	}
 	if fl.Shards < 0 || fl.Shards > shard.MaxShards {
 		return usagef("--shards %d: want 1 to %d (0: the store's)", fl.Shards, shard.MaxShards)
 	}

@@ -56,9 +56,7 @@ func (fl fleetFlags) nodeName() (string, error) {
 	return name, nil
 }
 
-// checkCrawlFleet validates crawl's --fleet and --node. Fleet crawling
-// needs the sharded store (not in this build): a crawl given --fleet is
-// refused with the reason, after its flags are checked.
+// checkCrawlFleet validates crawl's --fleet and --node.
 func checkCrawlFleet(fl fleetFlags) error {
 	if fl.URL == "" {
 		if fl.Node != "" {
@@ -69,10 +67,8 @@ func checkCrawlFleet(fl fleetFlags) error {
 	if _, err := fl.endpoints(); err != nil {
 		return err
 	}
-	if _, err := fl.nodeName(); err != nil {
-		return err
-	}
-	return usagef("crawl --fleet: crawling as a fleet node comes with the sharded store, which this build does not have yet (mapthenet fleet init and fleet status work now)")
+	_, err := fl.nodeName()
+	return err
 }
 
 func newFleetCommand() *cobra.Command {
@@ -151,7 +147,7 @@ func newFleetStatusCommand() *cobra.Command {
 nodes (address, version, seconds left on their lease, shards held and
 targeted, due counts), each shard (owner, fencing token, target node when
 it is moving, last export), and the rebuild lock and barrier. Due counts
-are those the nodes last reported (none until fleet crawling lands).
+are those the nodes last reported (crawl nodes do not report them yet).
 
 --json prints {"endpoints", "revision", "config", "nodes": [...],
 "shards": [...], "rebuild": {...}}; times RFC 3339 UTC.`,

@@ -13,7 +13,7 @@ import (
 )
 
 // Bad --fleet and --node values are usage errors (exit 2) naming the bad
-// part; crawl with a good --fleet says fleet crawling is not here yet.
+// part; a fleet crawl or rebuild without its snapshot store is refused.
 func TestFleetFlags(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -28,7 +28,9 @@ func TestFleetFlags(t *testing.T) {
 		{[]string{"crawl", "--node", "n1"}, "needs --fleet"},
 		{[]string{"crawl", "--fleet", "etcd://h1:2379/x", "--node", "n1"}, "no path"},
 		{[]string{"crawl", "--fleet", "etcd://h1:2379", "--node", "Node One"}, "--node \"Node One\""},
-		{[]string{"crawl", "--fleet", "etcd://h1:2379,h2:2379", "--node", "n1"}, "comes with the sharded store"},
+		{[]string{"crawl", "--fleet", "etcd://h1:2379,h2:2379", "--node", "n1", "--connect-to", "::127.0.0.1:1"}, "needs --snapshots"},
+		{[]string{"crawl", "--fleet", "etcd://h1:2379,h2:2379", "--node", "n1", "--connect-to", "::127.0.0.1:1", "--until-idle"}, "runs until it is stopped"},
+		{[]string{"rebuild", "--fleet", "etcd://h1:2379"}, "needs --snapshots"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runIn(t, dir, tt.args...)

@@ -37,6 +37,9 @@ type rebuildFlags struct {
 	// Snapshots is where a copy of every snapshot goes besides the data
 	// directory (--snapshots: a directory or s3://bucket/prefix).
 	Snapshots string `json:"snapshots,omitempty"`
+	// A fleet rebuild (local only): --fleet, --export-timeout.
+	Fleet         fleetFlags    `json:"-"`
+	ExportTimeout time.Duration `json:"-"`
 }
 
 // RebuildRequest is the args of the control socket's "rebuild" command:
@@ -95,6 +98,9 @@ first visits and its own discoveries follow the same table and threshold.
   # replay as of a given time, keeping three snapshots
   mapthenet rebuild --now 2026-12-02T03:00:00Z --keep 3
 
+  # a fleet rebuild: every shard's owner exports its part, merged here
+  mapthenet rebuild --fleet etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --snapshots s3://mapthenet/fleet
+
   # a smaller tier table
   mapthenet rebuild --tiers 1000:7:50,10000:30:20,*:365:8`,
 		Args: cobra.NoArgs,
@@ -112,6 +118,8 @@ first visits and its own discoveries follow the same table and threshold.
 	f.BoolVar(&fl.AcceptShrink, "accept-shrink", false, "make the snapshot current whatever the guard says (an empty one too)")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, rebuild refuses: a mistyped --data-dir is not a new store)")
 	addSnapshotsFlag(f, &fl.Snapshots)
+	addFleetFlag(f, &fl.Fleet)
+	f.DurationVar(&fl.ExportTimeout, "export-timeout", 10*time.Minute, "with --fleet: how long every shard's owner has to export its part")
 	return cmd
 }
 
@@ -186,6 +194,9 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		return err
 	}
 	opts.Logger = global.logger
+	if fl.Fleet.URL != "" {
+		return runFleetRebuild(cmd, fl, opts)
+	}
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }

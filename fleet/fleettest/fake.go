@@ -27,6 +27,7 @@ type Fake struct {
 	nextStart  map[netip.Addr]time.Time
 	states     map[int]fleet.ShardState
 	paceErr    error
+	holdOffs   map[int]map[string]time.Time
 	token      int64
 }
 
@@ -42,7 +43,7 @@ func New(clock clockwork.Clock, skew time.Duration) *Fake {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}}
+	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}, holdOffs: map[int]map[string]time.Time{}}
 }
 
 var _ fleet.Gate = (*Fake)(nil)
@@ -55,6 +56,10 @@ func (f *Fake) Grant(ctx context.Context, h fleet.Handler, s int, wait time.Dura
 	g := fleet.Grant{Shard: s, Token: f.token, ReadyAt: f.clock.Now().Add(wait)}
 	if st, ok := f.states[s]; ok {
 		g.Previous = &st
+	}
+	g.HoldOff = map[string]time.Time{}
+	for d, t := range f.holdOffs[s] {
+		g.HoldOff[d] = t
 	}
 	token := g.Token
 	g.Fence = fleet.NewFence(s, token, func() error { return f.check(s, token) })
@@ -176,6 +181,20 @@ func (f *Fake) ReserveIP(_ context.Context, ip netip.Addr, delay time.Duration) 
 	}
 	f.nextStart[ip] = start.Add(delay + f.skew)
 	return start, nil
+}
+
+// PutHoldOff implements fleet.Gate: the next Grant of the shard has it.
+func (f *Fake) PutHoldOff(_ context.Context, fence fleet.Fence, domain string, until time.Time) error {
+	if err := fence.Check(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.holdOffs[fence.Shard] == nil {
+		f.holdOffs[fence.Shard] = map[string]time.Time{}
+	}
+	f.holdOffs[fence.Shard][domain] = until
+	return nil
 }
 
 // PutShardState implements fleet.Gate.

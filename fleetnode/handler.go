@@ -1,0 +1,348 @@
+// Package fleetnode puts the crawl, the sharded store and the snapshot
+// store together as members of a fleet (package fleet, DESIGN.md "Fleet
+// coordination"): Handler is a crawl node's fleet.Handler (take a shard:
+// restore its latest copy, fence it, add its seeds, let the crawl work it;
+// give it up; export it for a fleet rebuild and back it up), PullSchedule
+// brings the fleet's current schedule into a node's data directory, and
+// Rebuild is `mapthenet rebuild --fleet`: the barrier, the merge of the
+// parts, the publication.
+package fleetnode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mapthenet/mapthenet/crawl"
+	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/fleet"
+	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/objstore"
+	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
+)
+
+// BackupsPrefix is where shard owners keep their shards' backups in the
+// snapshot store: backups/shard=NN/<token>.badger (Badger's backup stream
+// of the shard, graph.Store.Backup), the latest named by the shard's
+// state in etcd (fleet.ShardState.Backup).
+const BackupsPrefix = "backups/"
+
+// BackupKey is the key of shard's backup made under fencing token token.
+func BackupKey(shard int, token int64) string {
+	return fmt.Sprintf("%s%s/%d.badger", BackupsPrefix, rebuild.PartDir(shard), token)
+}
+
+// Options configure a Handler.
+type Options struct {
+	Store *shard.Store // every shard of the fleet, local copies
+	// Seeds are the run's seed domains (normalized): each shard's are
+	// added to its store, as seeds, when the node takes it.
+	Seeds   []string
+	SeedsAt time.Time
+	// Snapshots is the fleet's snapshot store: export parts and shard
+	// backups go there.
+	Snapshots objstore.Store
+	// TmpDir stages exports and backups (in the data directory).
+	TmpDir string
+	Clock  clockwork.Clock // nil: the real clock
+	Logger *slog.Logger    // nil: discard
+}
+
+// Handler is a crawl node's fleet.Handler. Call SetGate with the node
+// once it has started (the node needs the handler first).
+type Handler struct {
+	o     Options
+	crawl *crawl.Fleet
+
+	mu     sync.Mutex
+	gate   fleet.Gate
+	timers map[int]clockwork.Timer
+	fences map[int]fleet.Fence // of the shards held
+}
+
+var _ fleet.Handler = (*Handler)(nil)
+
+// NewHandler makes the handler. Every shard of o.Store is fenced shut
+// until the node takes it: nothing is written to a shard this node does
+// not hold.
+func NewHandler(o Options) *Handler {
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	for i := range o.Store.Shards() {
+		o.Store.SetFence(i, notHeld(i))
+	}
+	h := &Handler{o: o, timers: map[int]clockwork.Timer{}, fences: map[int]fleet.Fence{}}
+	h.crawl = crawl.NewFleet(h, o.Store.ShardOf)
+	return h
+}
+
+// Crawl is the crawl's side of the node: crawl.Options.Fleet.
+func (h *Handler) Crawl() *crawl.Fleet { return h.crawl }
+
+func (h *Handler) node() fleet.Gate {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gate
+}
+
+// MaySend is the node's (crawl.FleetGate); no request before SetGate.
+func (h *Handler) MaySend(s int) error {
+	g := h.node()
+	if g == nil {
+		return &fleet.NotNowError{Shard: s, Err: fleet.ErrNoSession}
+	}
+	return g.MaySend(s)
+}
+
+// ReserveIP is the node's (crawl.FleetGate).
+func (h *Handler) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error) {
+	g := h.node()
+	if g == nil {
+		return time.Time{}, &fleet.NotNowError{Shard: -1, Err: fleet.ErrNoSession}
+	}
+	return g.ReserveIP(ctx, ip, delay)
+}
+
+// SetGate gives the handler the node (for PutShardState).
+func (h *Handler) SetGate(g fleet.Gate) {
+	h.mu.Lock()
+	h.gate = g
+	h.mu.Unlock()
+}
+
+func notHeld(i int) func() error {
+	return func() error { return &fleet.NotNowError{Shard: i, Err: fleet.ErrNotOwner} }
+}
+
+// Start takes shard g.Shard: its local copy is replaced by the backup its
+// last owner left when that copy is not the latest (the recorded tokens
+// differ), then fenced with g's fence, marked with g's token, given its
+// seeds, and opened to the crawl (requests wait for g.ReadyAt).
+func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
+	s := g.Shard
+	if s < 0 || s >= h.o.Store.Shards() {
+		return fmt.Errorf("shard %d: the local store has %d shards (the fleet's config and this data dir disagree)", s, h.o.Store.Shards())
+	}
+	local, ok, err := h.o.Store.Shard(s).OwnerToken()
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", s, err)
+	}
+	restored := false
+	if p := g.Previous; p != nil && p.Backup != "" && (!ok || local != p.Token) {
+		if err := h.restore(ctx, s, p); err != nil {
+			return err
+		}
+		restored = true
+	} else if p != nil && (!ok || local != p.Token) {
+		h.o.Logger.Warn("taking a shard whose last owner left no backup: the local copy is used", "shard", s,
+			"local_token", local, "last_owner", p.Node, "last_token", p.Token)
+	}
+	// CheckHeld, not Check: the visits finished before Stop, and Stop's
+	// backup, are still written while the node gives the shard up.
+	h.o.Store.SetFence(s, g.Fence.CheckHeld)
+	sh := h.o.Store.Shard(s)
+	if err := sh.SetOwnerToken(g.Token); err != nil {
+		h.o.Store.SetFence(s, notHeld(s))
+		return fmt.Errorf("shard %d: recording the fencing token: %w", s, err)
+	}
+	var seeds []string
+	for _, d := range h.o.Seeds {
+		if h.o.Store.ShardOf(d) == s {
+			seeds = append(seeds, d)
+		}
+	}
+	if len(seeds) > 0 {
+		if err := sh.AddDomains(seeds, h.o.SeedsAt, true); err != nil {
+			h.o.Store.SetFence(s, notHeld(s))
+			return fmt.Errorf("shard %d: adding its seeds: %w", s, err)
+		}
+	}
+	h.mu.Lock()
+	h.fences[s] = g.Fence
+	h.mu.Unlock()
+	h.crawl.Open(s, restored, g.HoldOff)
+	h.mu.Lock()
+	h.timers[s] = h.o.Clock.AfterFunc(max(0, g.ReadyAt.Sub(h.o.Clock.Now())), h.crawl.Wake)
+	h.mu.Unlock()
+	return nil
+}
+
+// restore replaces shard s's local copy with the backup p names.
+func (h *Handler) restore(ctx context.Context, s int, p *fleet.ShardState) error {
+	if h.o.Snapshots == nil {
+		return fmt.Errorf("shard %d: its latest copy is the backup %s, and this node has no --snapshots store to read it from", s, p.Backup)
+	}
+	start := time.Now()
+	obj, err := h.o.Snapshots.Open(ctx, p.Backup)
+	if err != nil {
+		return fmt.Errorf("shard %d: opening its backup: %w", s, err)
+	}
+	defer obj.Close()
+	if err := h.o.Store.ReplaceShard(s, obj, h.o.Logger); err != nil {
+		return fmt.Errorf("shard %d: restoring its backup %s: %w", s, p.Backup, err)
+	}
+	h.o.Logger.Info("restored shard from its last owner's backup", "shard", s, "backup", p.Backup,
+		"last_owner", p.Node, "bytes", obj.Size(), "seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// HoldOff records a site's wait under the shard's current holding
+// (crawl.FleetGate).
+func (h *Handler) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
+	h.mu.Lock()
+	f, ok := h.fences[s]
+	g := h.gate
+	h.mu.Unlock()
+	if !ok || g == nil {
+		return &fleet.NotNowError{Shard: s, Err: fleet.ErrNotOwner}
+	}
+	return g.PutHoldOff(ctx, f, domain, until)
+}
+
+// Stop ends the crawl's work on shard: its visits in flight are
+// abandoned (their next owner makes them); when the node gives the shard
+// up cleanly, a backup of it goes to the snapshot store for the next
+// owner; then the shard is fenced shut.
+func (h *Handler) Stop(s int, lost bool) time.Time {
+	h.mu.Lock()
+	f, held := h.fences[s]
+	delete(h.fences, s)
+	if t := h.timers[s]; t != nil {
+		t.Stop()
+		delete(h.timers, s)
+	}
+	h.mu.Unlock()
+	quiet := h.crawl.Close(s)
+	if !lost && held && h.o.Snapshots != nil {
+		// A clean handoff: the next owner restores this backup, so the
+		// visits made since the last export move with the shard.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		if err := h.backup(ctx, s, f); err != nil {
+			h.o.Logger.Warn("no backup of a shard given up: its next owner starts from the last one and makes the visits since again",
+				"shard", s, "err", err)
+		}
+		cancel()
+	}
+	h.o.Store.SetFence(s, notHeld(s))
+	return quiet
+}
+
+// backup uploads a backup of shard s to the snapshot store and records it
+// as the shard's state under holding f.
+func (h *Handler) backup(ctx context.Context, s int, f fleet.Fence) error {
+	tmp, err := os.MkdirTemp(h.o.TmpDir, ".backup-"+rebuild.PartDir(s)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	path := filepath.Join(tmp, "backup.badger")
+	if err := writeBackup(h.o.Store.Shard(s), path); err != nil {
+		return err
+	}
+	return h.putBackup(ctx, s, f, path)
+}
+
+// putBackup uploads the backup file path of shard s and records it.
+func (h *Handler) putBackup(ctx context.Context, s int, f fleet.Fence, path string) error {
+	key := BackupKey(s, f.Token)
+	if err := putFile(ctx, h.o.Snapshots, key, path); err != nil {
+		return fmt.Errorf("uploading its backup: %w", err)
+	}
+	if gate := h.node(); gate != nil {
+		at := time.Now().UTC()
+		if err := gate.PutShardState(ctx, f, fleet.ShardState{Backup: key, BackupAt: &at}); err != nil {
+			return fmt.Errorf("recording its backup: %w", err)
+		}
+	}
+	return nil
+}
+
+// Export writes shard req's part (rebuild.ExportPart of one view of the
+// shard) to the snapshot store under req.Dest, then a backup of the shard
+// taken after that view (so it holds at least what the part holds) under
+// BackupKey, and records the backup as the shard's state.
+func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.Fence) (fleet.Part, error) {
+	s := f.Shard
+	if h.o.Snapshots == nil {
+		return fleet.Part{}, errors.New("this node has no --snapshots store to export to")
+	}
+	if err := f.Check(); err != nil {
+		return fleet.Part{}, err
+	}
+	tmp, err := os.MkdirTemp(h.o.TmpDir, ".export-"+rebuild.PartDir(s)+"-")
+	if err != nil {
+		return fleet.Part{}, err
+	}
+	defer os.RemoveAll(tmp)
+	sh := h.o.Store.Shard(s)
+	view, err := sh.Snapshot()
+	if err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
+	}
+	partDir := filepath.Join(tmp, rebuild.PartDir(s))
+	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now()})
+	view.Close()
+	if err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: export: %w", s, err)
+	}
+	backup := filepath.Join(tmp, "backup.badger")
+	if err := writeBackup(sh, backup); err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: backup: %w", s, err)
+	}
+	prefix := req.Dest + rebuild.PartDir(s) + "/"
+	if err := objstore.UploadDir(ctx, h.o.Snapshots, prefix, partDir, data.PartManifestFile, h.o.Logger); err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: uploading its part: %w", s, err)
+	}
+	if err := h.putBackup(ctx, s, f, backup); err != nil {
+		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
+	}
+	return fleet.Part{URI: prefix, Rows: part.Manifest.Counts[data.PartDomainsFile]}, nil
+}
+
+// writeBackup writes sh's backup stream to the file path, synced.
+func writeBackup(sh *graph.Store, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	_, err = sh.Backup(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// putFile uploads the file path as the object key.
+func putFile(ctx context.Context, st objstore.Store, key, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return st.Put(ctx, key, f, fi.Size())
+}
