@@ -129,21 +129,21 @@ func TestKeysServe(t *testing.T) {
 	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)
 	}
-	global = globalOptions{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
+	a := &app{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runKeysServe(ctx, io.Discard, keysServeOptions{Addr: "127.0.0.1:0"}, func(a string) { addr <- a })
+		done <- a.runKeysServe(ctx, io.Discard, keysServeOptions{Addr: "127.0.0.1:0"}, func(at string) { addr <- at })
 	}()
-	var a string
+	var at string
 	select {
-	case a = <-addr:
+	case at = <-addr:
 	case err := <-done:
 		t.Fatal(err)
 	}
 	client := &http.Client{}
-	resp, err := client.Get("http://" + a + webbotauth.DirectoryPath)
+	resp, err := client.Get("http://" + at + webbotauth.DirectoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
