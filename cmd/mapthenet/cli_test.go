@@ -13,7 +13,18 @@ import (
 // (its name kept from rank_test.go, where it was one of three copies).
 func runIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, nil, dir, args...)
+}
+
+// runWith is runIn with opt (if not nil) given to run: a seam of this
+// command line replaced, and no other's.
+func runWith(t *testing.T, opt appOption, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var opts []appOption
+	if opt != nil {
+		opts = append(opts, opt)
+	}
 	var out, errOut bytes.Buffer
-	code = run(context.Background(), append([]string{"--data-dir", dir}, args...), &out, &errOut)
+	code = run(context.Background(), append([]string{"--data-dir", dir}, args...), &out, &errOut, opts...)
 	return code, out.String(), errOut.String()
 }

@@ -26,7 +26,7 @@ func TestCrawlSignatureAgentFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fl := good
 			fl.AgentURL, fl.AgentForm = tt.url, tt.form
-			o, err := (&app{}).crawlOptions(fl, io.Discard)
+			o, err := newApp().crawlOptions(fl, io.Discard)
 			var ue usageError
 			if tt.wantUsage {
 				if !errors.As(err, &ue) {
@@ -50,7 +50,7 @@ func TestCrawlNameCacheFlag(t *testing.T) {
 		fl := good
 		fl.NameCache = n
 		var ue usageError
-		if _, err := (&app{}).crawlOptions(fl, io.Discard); !errors.As(err, &ue) {
+		if _, err := newApp().crawlOptions(fl, io.Discard); !errors.As(err, &ue) {
 			t.Errorf("--name-cache %d: err = %v, want a usage error", n, err)
 		}
 	}

@@ -361,7 +361,7 @@ func TestDataDirConfigPrecedence(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "flags.yaml")
 	write(cfg, "b: config\nc: config\n")
 
-	root := newRootCommand(&app{})
+	root := newRootCommand(newApp())
 	var a, b, c, d string
 	probe := &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { return nil }}
 	probe.Flags().StringVar(&a, "a", "default", "")
@@ -381,7 +381,7 @@ func TestDataDirConfigPrecedence(t *testing.T) {
 // crawl's flag defaults are the promised ones (crawl.TestPinnedDefaults
 // pins the values behind them).
 func TestPinnedCrawlFlagDefaults(t *testing.T) {
-	f := newCrawlCommand(&app{}).Flags()
+	f := newCrawlCommand(newApp()).Flags()
 	for name, want := range map[string]string{
 		"min-delay":       "1s",
 		"user-agent":      "MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)",

@@ -129,7 +129,8 @@ func TestKeysServe(t *testing.T) {
 	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)
 	}
-	a := &app{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
+	a := newApp()
+	a.DataDir, a.logger = dir, slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)

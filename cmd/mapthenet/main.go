@@ -29,9 +29,13 @@ func main() {
 }
 
 // run runs one command line, its output to stdout and its log and errors
-// to stderr (tests pass buffers), and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{}
+// to stderr (tests pass buffers, and options replacing a seam), and returns
+// the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...appOption) int {
+	a := newApp()
+	for _, o := range opts {
+		o(a)
+	}
 	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetOut(stdout)

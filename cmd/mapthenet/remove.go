@@ -102,10 +102,10 @@ func printTokenHelp(out io.Writer, domain, tok string) {
 	fmt.Fprintf(out, "then run: mapthenet remove verify %s\n", domain)
 }
 
-// newRemovalChecker builds the proof checker: the system resolver, and
-// signed fetches with the crawler's timeouts. Tests replace it to point the
-// domain at loopback.
-var newRemovalChecker = func(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker {
+// systemRemovalChecker builds the proof checker: the system resolver, and
+// signed fetches with the crawler's timeouts (app.newRemovalChecker, which
+// tests replace to point the domain at loopback).
+func systemRemovalChecker(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker {
 	rt := webbotauth.NewTransport(removal.NewTransport(nil), signer, clock)
 	return &removal.Checker{Resolver: net.DefaultResolver, Client: removal.NewHTTPClient(rt)}
 }
@@ -160,7 +160,7 @@ func (a *app) runRemoveVerify(ctx context.Context, out io.Writer, domain string,
 	if a.Now == "" {
 		clock = time.Now
 	}
-	chk := newRemovalChecker(signer, clock)
+	chk := a.newRemovalChecker(signer, clock)
 	// The proofs are checked before the store is opened, so a slow site
 	// never holds the store's lock.
 	res := chk.Check(ctx, domain, removal.Token(secret, domain))

@@ -102,8 +102,8 @@ func TestRemoveWhileCrawling(t *testing.T) {
 	}
 	_, out, _ = runIn(t, dir, "remove", "token", "d.example")
 	tok := tokenLine.FindStringSubmatch(out)[2]
-	fakeChecker(t, txtFake{"d.example": {"mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runIn(t, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
+	chk := fakeChecker(txtFake{"d.example": {"mapthenet-verification=" + tok}}, &notFound{})
+	code, out, errOut = runWith(t, chk, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
 	if code != 0 || !strings.Contains(out, "d.example removed (proof: dns:") {
 		t.Fatalf("remove verify while crawling: %d\n%s%s", code, out, errOut)
 	}

@@ -31,14 +31,14 @@ func (n *notFound) Do(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
 }
 
-// fakeChecker points remove verify at a fake resolver and web for the
-// test's duration.
-func fakeChecker(t *testing.T, txt txtFake, web *notFound) {
-	old := newRemovalChecker
-	newRemovalChecker = func(s *webbotauth.Signer, clock func() time.Time) *removal.Checker {
-		return &removal.Checker{Resolver: txt, Client: &signedDoer{s: s, clock: clock, next: web}}
+// fakeChecker points remove verify at a fake resolver and web: an option
+// for runWith.
+func fakeChecker(txt txtFake, web *notFound) appOption {
+	return func(a *app) {
+		a.newRemovalChecker = func(s *webbotauth.Signer, clock func() time.Time) *removal.Checker {
+			return &removal.Checker{Resolver: txt, Client: &signedDoer{s: s, clock: clock, next: web}}
+		}
 	}
-	t.Cleanup(func() { newRemovalChecker = old })
 }
 
 type signedDoer struct {
@@ -118,8 +118,8 @@ func TestRemoveVerify(t *testing.T) {
 
 	// No proof: nothing removed, every proof's finding printed, exit 1.
 	web := &notFound{}
-	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all"}}, web)
-	code, out, errOut := runIn(t, dir, "remove", "verify", "example.com")
+	chk := fakeChecker(txtFake{"example.com": {"v=spf1 -all"}}, web)
+	code, out, errOut := runWith(t, chk, dir, "remove", "verify", "example.com")
 	if code != 1 || !strings.Contains(errOut, "no proof of ownership found; nothing removed") {
 		t.Errorf("unproven verify: %d\n%s%s", code, out, errOut)
 	}
@@ -140,8 +140,8 @@ func TestRemoveVerify(t *testing.T) {
 	}
 
 	// The TXT record published: removed, the other domain kept.
-	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all", "mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runIn(t, dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
+	chk = fakeChecker(txtFake{"example.com": {"v=spf1 -all", "mapthenet-verification=" + tok}}, &notFound{})
+	code, out, errOut = runWith(t, chk, dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
 	if code != 0 || !strings.Contains(out, "example.com removed (proof: dns: TXT mapthenet-verification="+tok+" on example.com)") {
 		t.Fatalf("verify: %d\n%s%s", code, out, errOut)
 	}

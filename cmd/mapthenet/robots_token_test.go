@@ -29,7 +29,7 @@ func TestCrawlRobotsTokenFlag(t *testing.T) {
 	} {
 		fl := good
 		fl.RobotsToken = tc.token
-		o, err := (&app{}).crawlOptions(fl, io.Discard)
+		o, err := newApp().crawlOptions(fl, io.Discard)
 		var ue usageError
 		switch {
 		case tc.ok && err != nil:

@@ -15,12 +15,15 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mapthenet/mapthenet/buildinfo"
+	"github.com/mapthenet/mapthenet/crawl/removal"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 )
 
 // app is one command line's state: the flags every command takes
-// (DESIGN.md, "Commands") and the logger they set up. run makes a new one
-// for each command line and hands it to the commands, so that command lines
-// run side by side in one process (the tests do) share nothing.
+// (DESIGN.md, "Commands"), the logger they set up, and the seams tests
+// replace. run makes a new one for each command line and hands it to the
+// commands, so that command lines run side by side in one process (the
+// tests do) share nothing.
 type app struct {
 	DataDir   string
 	Config    string
@@ -30,7 +33,20 @@ type app struct {
 	logger    *slog.Logger
 
 	removeSnapshots string // remove's --snapshots, which withRemover reads
+
+	// newRemovalChecker builds the proof checker of remove verify and of
+	// serve's removal page; tests point the domain at a fake resolver and
+	// web (an appOption given to run).
+	newRemovalChecker func(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker
 }
+
+// newApp is the app of a command line before its flags are parsed: the
+// real seams.
+func newApp() *app { return &app{newRemovalChecker: systemRemovalChecker} }
+
+// appOption changes the app of a command line before it runs (tests replace
+// a seam with one).
+type appOption func(*app)
 
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{

@@ -143,5 +143,5 @@ func (a *app) serveChecker() (site.ProofChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRemovalChecker(signer, time.Now), nil
+	return a.newRemovalChecker(signer, time.Now), nil
 }

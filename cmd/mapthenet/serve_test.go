@@ -19,7 +19,8 @@ import (
 // package's tests.
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
-	a := &app{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
+	a := newApp()
+	a.DataDir, a.logger = dir, slog.New(slog.DiscardHandler)
 	if _, err := webbotauth.Init(a.keysDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
