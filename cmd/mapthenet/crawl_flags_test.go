@@ -9,6 +9,7 @@ import (
 )
 
 func TestCrawlSignatureAgentFlags(t *testing.T) {
+	t.Parallel()
 	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
 	tests := []struct {
 		name      string
@@ -45,6 +46,7 @@ func TestCrawlSignatureAgentFlags(t *testing.T) {
 }
 
 func TestCrawlNameCacheFlag(t *testing.T) {
+	t.Parallel()
 	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
 	for _, n := range []int{-2, -100} {
 		fl := good

@@ -14,6 +14,7 @@ import (
 // Bad --fleet and --node values are usage errors (exit 2) naming the bad
 // part; crawl with a good --fleet says fleet crawling is not here yet.
 func TestFleetFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		args []string
@@ -53,6 +54,7 @@ func (idleHandler) Export(context.Context, fleet.ExportRequest, fleet.Fence) (fl
 }
 
 func TestFleetInitAndStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := etcdtest.Embedded(t, 1)
 	url := c.URL()

@@ -47,6 +47,7 @@ func readDirectory(t *testing.T, msg string) ([]string, *http.Response) {
 }
 
 func TestKeysCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
 		return runIn(t, dir, args...)
@@ -93,6 +94,7 @@ func TestKeysCommands(t *testing.T) {
 }
 
 func TestKeysUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -116,6 +118,7 @@ func TestKeysUsageErrors(t *testing.T) {
 }
 
 func TestKeysHelp(t *testing.T) {
+	t.Parallel()
 	for _, sub := range []string{"init", "rotate", "directory", "serve"} {
 		code, out, _ := runIn(t, filepath.Join(t.TempDir(), "data"), "keys", sub, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "mapthenet keys "+sub) {
@@ -125,6 +128,7 @@ func TestKeysHelp(t *testing.T) {
 }
 
 func TestKeysServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)

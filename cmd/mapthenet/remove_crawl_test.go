@@ -34,6 +34,7 @@ func (loopbackResolver) LookupIPAddr(context.Context, string) ([]net.IPAddr, err
 // every kept snapshot, and the crawl, which finds a link to it after the
 // removal, never visits it.
 func TestRemoveWhileCrawling(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, now := range []string{"2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z"} {

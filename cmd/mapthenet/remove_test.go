@@ -84,6 +84,7 @@ func known(t *testing.T, dataDir, name string) bool {
 var tokenLine = regexp.MustCompile(`(?m)^token for ([a-z.]+): ([0-9a-f]{32})$`)
 
 func TestRemoveToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runIn(t, dir, "remove", "token", "https://WWW.Example.com/some/page")
 	m := tokenLine.FindStringSubmatch(out)
@@ -111,6 +112,7 @@ func TestRemoveToken(t *testing.T) {
 }
 
 func TestRemoveVerify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.com", "example.org")
 	_, out, _ := runIn(t, dir, "remove", "token", "example.com")
@@ -154,6 +156,7 @@ func TestRemoveVerify(t *testing.T) {
 }
 
 func TestRemoveForce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
 	code, out, errOut := runIn(t, dir, "remove", "force", "www.example.net", "--reason", "e-mail from the registrant")
@@ -166,6 +169,7 @@ func TestRemoveForce(t *testing.T) {
 }
 
 func TestRemoveUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -192,6 +196,7 @@ func TestRemoveUsageErrors(t *testing.T) {
 // rebuild on its own, a crawl without its socket) is exit status 3, and
 // nothing is removed.
 func TestRemoveBusyStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
 	st, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})

@@ -18,6 +18,7 @@ import (
 // directory work already. The routes over a snapshot are the site
 // package's tests.
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := newApp()
 	a.DataDir, a.logger = dir, slog.New(slog.DiscardHandler)
