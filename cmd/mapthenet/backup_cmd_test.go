@@ -62,6 +62,7 @@ func edgesByDomain(t *testing.T, s *graph.Store) map[string][]string {
 // every visit committed before the backup began and then only a run of
 // the later ones, each whole (its edges with it), never one out of order.
 func TestStoreBackupThroughCrawl(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {

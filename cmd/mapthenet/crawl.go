@@ -59,7 +59,7 @@ type crawlFlags struct {
 	ResponseTime  time.Duration // --response-timeout
 }
 
-func newCrawlCommand() *cobra.Command {
+func newCrawlCommand(a *app) *cobra.Command {
 	var fl crawlFlags
 	cmd := &cobra.Command{
 		Use:   "crawl",
@@ -125,7 +125,7 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
       --connect-to ::127.0.0.1:8443 --ca-cert test-ca.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCrawl(cmd, fl)
+			return a.runCrawl(cmd, fl)
 		},
 	}
 	f := cmd.Flags()
@@ -158,19 +158,19 @@ sites_in_flight, and the Go and process collectors) at /metrics.`,
 	f.StringVar(&fl.Snapshots, "snapshots", "", "with --fleet: the fleet's snapshot store, DIR or s3://bucket/prefix (schedules are pulled from it, export parts and shard backups go to it)")
 	f.DurationVar(&fl.LeaseTTL, "lease-ttl", fleet.DefaultTTL, "with --fleet: the node's lease in etcd (whole seconds): its shards move this long after it stops renewing")
 	f.DurationVar(&fl.ResponseTime, "response-timeout", crawl.DefaultResponseTimeout, "longest one response may take, whole body (a fleet's takeover wait includes it)")
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
-func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
+func (a *app) runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if err := checkCrawlFleet(fl.Fleet); err != nil {
 		return err
 	}
-	now, err := global.now()
+	now, err := a.now()
 	if err != nil {
 		return err
 	}
-	opts, err := crawlOptions(fl, cmd.ErrOrStderr())
+	opts, err := a.crawlOptions(fl, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -183,13 +183,13 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	}
 	opts.ResponseTimeout = fl.ResponseTime
 	if fl.Fleet.URL != "" {
-		return runFleetCrawl(cmd, fl, opts)
+		return a.runFleetCrawl(cmd, fl, opts)
 	}
 	if fl.Shards < 0 || fl.Shards > shard.MaxShards {
 		return usagef("--shards %d: want 1 to %d (0: the store's)", fl.Shards, shard.MaxShards)
 	}
-	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
-	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger, NameCache: nameCache(fl.NameCache)},
+	ownerPath := filepath.Join(a.DataDir, control.StoreOwnerName)
+	store, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: a.logger, NameCache: nameCache(fl.NameCache)},
 		Create: fl.Create, Shards: fl.Shards, Platforms: platformSuffixes(opts.Platforms)})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
@@ -199,15 +199,15 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 			if holder.Command != "mapthenet crawl" {
 				why = "try again when it has finished"
 			}
-			return busyError{fmt.Errorf("data dir %s is in use by %s: %s", global.DataDir, holder, why)}
+			return busyError{fmt.Errorf("data dir %s is in use by %s: %s", a.DataDir, holder, why)}
 		}
 		return err
 	}
 	defer store.Close()
 	if err := control.WriteOwner(ownerPath, control.Self("mapthenet crawl", time.Now())); err != nil {
-		global.logger.Warn("cannot say who holds the store", "err", err)
+		a.logger.Warn("cannot say who holds the store", "err", err)
 	}
-	logCrawlStart(global.logger, global.DataDir, opts, store)
+	logCrawlStart(a.logger, a.DataDir, opts, store)
 	defer os.Remove(ownerPath)
 	// While the crawl holds the store, a rebuild (from cron) asks it over
 	// <data-dir>/crawl.sock to run in this process, on a consistent view of
@@ -217,7 +217,7 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	reg, m := crawl.NewRegistry()
 	opts.Metrics = m
 	if fl.MetricsAddr != "" {
-		ms, err := crawl.ServeMetrics(fl.MetricsAddr, reg, global.logger)
+		ms, err := crawl.ServeMetrics(fl.MetricsAddr, reg, a.logger)
 		if err != nil {
 			return usagef("--metrics-addr %s: %v", fl.MetricsAddr, err)
 		}
@@ -226,9 +226,9 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 	if opts.Progress == nil {
 		opts.LogEvery = time.Minute // a log file gets the counts a terminal sees
 	}
-	srv, err := serveControl(store, global.DataDir, global.logger, m.Activity())
+	srv, err := serveControl(store, a.DataDir, a.logger, m.Activity())
 	if err != nil {
-		global.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
+		a.logger.Warn("no control socket: a rebuild cannot run while this crawl does", "err", err)
 	} else {
 		defer srv.Close()
 	}
@@ -237,10 +237,10 @@ func runCrawl(cmd *cobra.Command, fl crawlFlags) error {
 		"discovered", stats.Discovered, "seconds", stats.Elapsed.Seconds()}
 	if err != nil {
 		// Not "crawl done": the run failed, and the error follows as the last line.
-		global.logger.Warn("crawl stopped", counts...)
+		a.logger.Warn("crawl stopped", counts...)
 		return err
 	}
-	global.logger.Info("crawl done", counts...)
+	a.logger.Info("crawl done", counts...)
 	if srv != nil {
 		// Before the store closes: a crawl that ended on its own
 		// (--until-idle, --max-duration, --max-sites) lets a rebuild it
@@ -279,7 +279,7 @@ func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *s
 	if err := json.Unmarshal(args, &req); err != nil {
 		return nil, fmt.Errorf("rebuild request: %w", err)
 	}
-	opts, err := rebuildOptions(ctx, dataDir, req.Flags, req.Now)
+	opts, err := rebuildOptions(ctx, dataDir, req.Flags, req.Now, log)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *s
 		return nil, err
 	}
 	defer release()
-	cleanSnapshotCopies(ctx, opts.Storage)
+	cleanSnapshotCopies(ctx, opts.Storage, log)
 	m, err := rebuild.Run(ctx, store, opts)
 	if errors.Is(err, snapshot.ErrBusy) {
 		return nil, control.Busy(err.Error())
@@ -298,7 +298,7 @@ func rebuildHere(ctx context.Context, store *shard.Store, dataDir string, log *s
 }
 
 // crawlOptions turns flags into crawl.Options (without the store or --now).
-func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
+func (a *app) crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 	if err := checkRobotsToken(fl.RobotsToken); err != nil {
 		return crawl.Options{}, err
 	}
@@ -309,8 +309,8 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		MinDelaySet:   true,
 		IPDelay:       fl.IPDelay,
 		CACertFile:    fl.CACert,
-		KeysDir:       filepath.Join(global.DataDir, "keys"),
-		DataDir:       global.DataDir,
+		KeysDir:       filepath.Join(a.DataDir, "keys"),
+		DataDir:       a.DataDir,
 		Seeds:         fl.Seeds,
 		Exclude:       fl.Exclude,
 		UntilIdle:     fl.UntilIdle,
@@ -319,7 +319,7 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 		SitesInFlight: fl.SitesInFlight,
 		MaxConns:      fl.MaxConns,
 		IdleRecheck:   fl.Recheck,
-		Logger:        global.logger,
+		Logger:        a.logger,
 	}
 	form, err := webbotauth.ParseAgentForm(fl.AgentForm)
 	if err != nil {
@@ -370,7 +370,7 @@ func crawlOptions(fl crawlFlags, stderr io.Writer) (crawl.Options, error) {
 	if asnDB == "" {
 		// On by default where it can be: a table the operator dropped into
 		// the data directory (README, "Network operators").
-		if p := filepath.Join(global.DataDir, defaultASNFile); fileExists(p) {
+		if p := filepath.Join(a.DataDir, defaultASNFile); fileExists(p) {
 			asnDB = p
 		}
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCrawlSignatureAgentFlags(t *testing.T) {
+	t.Parallel()
 	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
 	tests := []struct {
 		name      string
@@ -26,7 +27,7 @@ func TestCrawlSignatureAgentFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fl := good
 			fl.AgentURL, fl.AgentForm = tt.url, tt.form
-			o, err := crawlOptions(fl, io.Discard)
+			o, err := newApp().crawlOptions(fl, io.Discard)
 			var ue usageError
 			if tt.wantUsage {
 				if !errors.As(err, &ue) {
@@ -45,12 +46,13 @@ func TestCrawlSignatureAgentFlags(t *testing.T) {
 }
 
 func TestCrawlNameCacheFlag(t *testing.T) {
+	t.Parallel()
 	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
 	for _, n := range []int{-2, -100} {
 		fl := good
 		fl.NameCache = n
 		var ue usageError
-		if _, err := crawlOptions(fl, io.Discard); !errors.As(err, &ue) {
+		if _, err := newApp().crawlOptions(fl, io.Discard); !errors.As(err, &ue) {
 			t.Errorf("--name-cache %d: err = %v, want a usage error", n, err)
 		}
 	}

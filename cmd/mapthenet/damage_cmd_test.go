@@ -253,6 +253,7 @@ func copies(src string) func(t *testing.T) string {
 }
 
 func TestDamagedStoreEveryCommand(t *testing.T) {
+	t.Parallel()
 	closedDataDir, killedDataDir := copies(closedDataDir(t)), copies(killedDataDir(t))
 	cases := []struct {
 		name   string
@@ -384,6 +385,7 @@ func TestDamagedStoreEveryCommand(t *testing.T) {
 // not replayed) says its files are sound and its records were not read:
 // never "sound" with counts of nothing.
 func TestVerifyKilledStore(t *testing.T) {
+	t.Parallel()
 	dir := killedDataDir(t)
 	code, out, errOut := runIn(t, dir, "store", "verify")
 	if code != 0 || !strings.Contains(out, "not closed cleanly") || !strings.Contains(out, "its records were not read") ||

@@ -36,11 +36,11 @@ const skipDataDirConfig = "mapthenet/skip-data-dir-config"
 // of another command (crawl's user-agent when running rank) is skipped; a
 // key that is a flag of no command is an error, so that typos do not pass
 // silently. A missing file is no config.
-func applyDataDirConfig(cmd *cobra.Command) error {
+func (a *app) applyDataDirConfig(cmd *cobra.Command) error {
 	if _, skip := cmd.Annotations[skipDataDirConfig]; skip {
 		return nil
 	}
-	path := filepath.Join(global.DataDir, dataDirConfigName)
+	path := filepath.Join(a.DataDir, dataDirConfigName)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // no config; the command says what is wrong with the directory

@@ -31,7 +31,7 @@ type demoFlags struct {
 	Top      int
 }
 
-func newDemoCommand() *cobra.Command {
+func newDemoCommand(a *app) *cobra.Command {
 	var fl demoFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -52,7 +52,7 @@ demo refuses a directory holding anything it did not make.`,
   mapthenet demo --sites 1000 --out /tmp/mtn-demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd, fl)
+			return a.runDemo(cmd, fl)
 		},
 	}
 	f := cmd.Flags()
@@ -64,7 +64,7 @@ demo refuses a directory holding anything it did not make.`,
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, fl demoFlags) error {
+func (a *app) runDemo(cmd *cobra.Command, fl demoFlags) error {
 	ctx := cmd.Context()
 	out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if fl.Sites < 1 || fl.Top < 1 {
@@ -107,7 +107,7 @@ func runDemo(cmd *cobra.Command, fl demoFlags) error {
 	}
 	fmt.Fprintf(out, "simulated web: %d sites on %s (CA %s)\n", len(web.Sites()), web.Addr(), web.CAFile())
 
-	store, err := shard.Open(storePath(dir), shard.Options{Graph: graph.Options{Logger: global.logger}, Create: true})
+	store, err := shard.Open(storePath(dir), shard.Options{Graph: graph.Options{Logger: a.logger}, Create: true})
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func checkCrawlFleet(fl fleetFlags) error {
 	return err
 }
 
-func newFleetCommand() *cobra.Command {
+func newFleetCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
 		Short: "A crawl fleet coordinated through etcd: make one, see its state",
@@ -79,11 +79,11 @@ func newFleetCommand() *cobra.Command {
 (README, "More than one machine"). The keys it keeps under /mapthenet/v1/
 are described in DESIGN.md, "Fleet coordination".`,
 	}
-	cmd.AddCommand(newFleetInitCommand(), newFleetStatusCommand())
+	cmd.AddCommand(newFleetInitCommand(a), newFleetStatusCommand())
 	return cmd
 }
 
-func newFleetInitCommand() *cobra.Command {
+func newFleetInitCommand(a *app) *cobra.Command {
 	var fl fleetFlags
 	var shards int
 	var timeout time.Duration
@@ -105,7 +105,7 @@ another shard count it fails.`,
 			if shards < 1 || shards > fleet.MaxShards {
 				return usagef("--shards %d: want 1 to %d", shards, fleet.MaxShards)
 			}
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
@@ -132,7 +132,7 @@ another shard count it fails.`,
 	addFleetFlag(cmd.Flags(), &fl)
 	cmd.Flags().IntVar(&shards, "shards", 64, "shards the fleet's store is split into: at least 4 per node you may run, fixed once made")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for etcd")
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 

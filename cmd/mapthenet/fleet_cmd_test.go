@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -15,6 +14,7 @@ import (
 // Bad --fleet and --node values are usage errors (exit 2) naming the bad
 // part; a fleet crawl or rebuild without its snapshot store is refused.
 func TestFleetFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		args []string
@@ -40,26 +40,11 @@ func TestFleetFlags(t *testing.T) {
 	}
 }
 
-// runFleet runs mapthenet as run does, but with the command's output in
-// buffers: runIn swaps os.Stdout and os.Stderr, which the embedded etcd
-// server's goroutines read.
+// runFleet is runIn: the command's output goes to buffers, never through
+// os.Stdout or os.Stderr, which the embedded etcd server's goroutines read.
 func runFleet(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
-	args = append([]string{"--data-dir", dir}, args...)
-	root := newRootCommand()
-	root.SetArgs(args)
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := findCommand(root, args)
-	if err == nil {
-		err = root.ExecuteContext(context.Background())
-	}
-	if err != nil {
-		errOut.WriteString("mapthenet: " + err.Error() + "\n")
-		return exitCode(err), out.String(), errOut.String()
-	}
-	return exitOK, out.String(), errOut.String()
+	return runIn(t, dir, args...)
 }
 
 type idleHandler struct{}
@@ -71,6 +56,7 @@ func (idleHandler) Export(context.Context, fleet.ExportRequest, fleet.Fence) (fl
 }
 
 func TestFleetInitAndStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := etcdtest.Embedded(t, 1)
 	url := c.URL()

@@ -52,9 +52,9 @@ func openSnapshotStore(ctx context.Context, loc string) (objstore.Store, error) 
 // joins the fleet, takes the shards the assignment gives it and crawls
 // their due domains and seeds until stopped (SIGTERM: it hands its shards
 // over cleanly, then exits 0).
-func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error {
+func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error {
 	ctx := cmd.Context()
-	log := global.logger
+	log := a.logger
 	eps, _ := fl.Fleet.endpoints()
 	name, _ := fl.Fleet.nodeName()
 	if fl.UntilIdle {
@@ -87,15 +87,15 @@ func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error 
 	if cfg.Shards < 2 {
 		return usagef("the fleet has %d shard: a fleet crawl needs at least 2 (one per node you may run, better 4)", cfg.Shards)
 	}
-	if err := os.MkdirAll(global.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.DataDir, 0o755); err != nil {
 		return err
 	}
-	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
-	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: log, NameCache: nameCache(fl.NameCache)},
+	ownerPath := filepath.Join(a.DataDir, control.StoreOwnerName)
+	store, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: log, NameCache: nameCache(fl.NameCache)},
 		Create: true, Shards: cfg.Shards, Platforms: platformSuffixes(opts.Platforms)})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
-			return busyError{fmt.Errorf("data dir %s is in use by %s", global.DataDir, control.ReadOwner(ownerPath))}
+			return busyError{fmt.Errorf("data dir %s is in use by %s", a.DataDir, control.ReadOwner(ownerPath))}
 		}
 		return err
 	}
@@ -117,7 +117,7 @@ func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error 
 		seedsAt = time.Now().UTC()
 	}
 	h := fleetnode.NewHandler(fleetnode.Options{Store: store, Seeds: seeds, SeedsAt: seedsAt, Snapshots: snaps,
-		TmpDir: global.DataDir, Logger: log})
+		TmpDir: a.DataDir, Logger: log})
 	opts.Fleet = h.Crawl()
 
 	reg, m := crawl.NewRegistry()
@@ -135,8 +135,8 @@ func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error 
 	if opts.Progress == nil {
 		opts.LogEvery = time.Minute
 	}
-	logCrawlStart(log, global.DataDir, opts, store)
-	if _, _, err := fleetnode.PullSchedule(ctx, snaps, global.DataDir); err != nil {
+	logCrawlStart(log, a.DataDir, opts, store)
+	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir); err != nil {
 		log.Warn("could not pull the fleet's schedule (crawling seeds; trying again every --recheck)", "err", err)
 	}
 
@@ -168,7 +168,7 @@ func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error 
 				return
 			case <-t.C:
 			}
-			id, changed, err := fleetnode.PullSchedule(pctx, snaps, global.DataDir)
+			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir)
 			switch {
 			case err != nil && pctx.Err() == nil:
 				log.Warn("could not pull the fleet's schedule", "err", err)
@@ -200,7 +200,7 @@ func runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Options) error 
 // runFleetRebuild is rebuild --fleet: the parts of every shard, from
 // their owners through the fleet's barrier, merged here into a snapshot
 // published to --snapshots (and the data dir, which stages it).
-func runFleetRebuild(cmd *cobra.Command, fl rebuildFlags, opts rebuild.Options) error {
+func (a *app) runFleetRebuild(cmd *cobra.Command, fl rebuildFlags, opts rebuild.Options) error {
 	eps, err := fl.Fleet.endpoints()
 	if err != nil {
 		return err
@@ -215,22 +215,22 @@ func runFleetRebuild(cmd *cobra.Command, fl rebuildFlags, opts rebuild.Options) 
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(global.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.DataDir, 0o755); err != nil {
 		return err
 	}
-	release, err := lockRebuild(global.DataDir, "mapthenet rebuild --fleet")
+	release, err := lockRebuild(a.DataDir, "mapthenet rebuild --fleet")
 	if err != nil {
 		return busyError{err}
 	}
 	defer release()
-	cleanSnapshotCopies(cmd.Context(), opts.Storage)
+	cleanSnapshotCopies(cmd.Context(), opts.Storage, a.logger)
 	cli, err := fleet.Dial(eps)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	m, err := fleetnode.Rebuild(cmd.Context(), cli, fleetnode.RebuildOptions{Rebuild: opts, Snapshots: snaps,
-		ExportTimeout: fl.ExportTimeout, Logger: global.logger})
+		ExportTimeout: fl.ExportTimeout, Logger: a.logger})
 	var busy *fleet.RebuildBusyError
 	switch {
 	case errors.As(err, &busy), errors.Is(err, snapshot.ErrBusy):
@@ -238,6 +238,6 @@ func runFleetRebuild(cmd *cobra.Command, fl rebuildFlags, opts rebuild.Options) 
 	case err != nil:
 		return err
 	}
-	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""), opts.Storage)
+	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(a.DataDir).Location(m.ID, ""), opts.Storage)
 	return nil
 }

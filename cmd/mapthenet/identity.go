@@ -51,7 +51,7 @@ func checkIdentity(o crawl.Options) error {
 	case errors.As(err, &ie):
 		flags := "--" + strings.Join(ie.Missing, ", --")
 		return usagef("crawl: say who runs this crawl before it reaches the real web: run mapthenet init (it writes %s), or give %s (only a crawl with --connect-to ::ADDR:PORT, mapping every host, goes without)",
-			filepath.Join(global.DataDir, dataDirConfigName), flags)
+			filepath.Join(o.DataDir, dataDirConfigName), flags)
 	case err != nil:
 		return usagef("--%v", err)
 	}

@@ -39,6 +39,7 @@ func oneLine(t *testing.T, stderr string) {
 // identity, before it opens the store or makes a key, and says how to
 // set it; each missing part is named.
 func TestCrawlWithoutIdentityRefuses(t *testing.T) {
+	t.Parallel()
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	if err := os.WriteFile(seeds, []byte("a.example\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -82,6 +83,7 @@ func TestCrawlWithoutIdentityRefuses(t *testing.T) {
 // An identity a site owner could not use is a usage error, on one line,
 // mapped crawl or not.
 func TestCrawlIdentityBadInput(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{"robots-token": testToken, "user-agent": testUA, "from": testFrom, "signature-agent": testAgent}
 	tests := []struct {
 		key, value, want string
@@ -151,6 +153,7 @@ func crawlOnLoopback(t *testing.T, dir string, srv *httptest.Server, extra ...st
 // sends it: User-Agent, From, Signature-Agent and, when asked for,
 // X-Crawler-Info.
 func TestInitThenCrawlSendsIdentity(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	code, out, stderr := runIn(t, dir, append(initArgs, "--crawler-info")...)
 	if code != 0 {
@@ -196,6 +199,7 @@ func TestInitThenCrawlSendsIdentity(t *testing.T) {
 // needs no identity: it sends the built-in one, with no From and no
 // X-Crawler-Info.
 func TestMappedCrawlUsesBuiltInIdentity(t *testing.T) {
+	t.Parallel()
 	log := &headerLog{}
 	srv := httptest.NewServer(log)
 	defer srv.Close()
@@ -217,6 +221,7 @@ func TestMappedCrawlUsesBuiltInIdentity(t *testing.T) {
 // The demo crawls a simulated web with every host mapped: it needs no
 // identity.
 func TestDemoRunsWithoutIdentity(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo")
 	code, stdout, stderr := runIn(t, t.TempDir(), "demo", "--sites", "20", "--min-delay", "1ms", "--out", out, "--top", "3")
 	if code != 0 {
@@ -228,6 +233,7 @@ func TestDemoRunsWithoutIdentity(t *testing.T) {
 }
 
 func TestInitRefusesMissingOrBadValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -260,6 +266,7 @@ func TestInitRefusesMissingOrBadValues(t *testing.T) {
 // left); a second init refuses to replace the config without --force, and
 // keeps the key with it.
 func TestInitWritesConfigOnce(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	if code, _, stderr := runIn(t, dir, initArgs...); code != 0 {
 		t.Fatalf("init: exit %d: %s", code, stderr)
@@ -321,6 +328,7 @@ func TestInitWritesConfigOnce(t *testing.T) {
 // The data directory's config: a key no command knows is a usage error; a
 // key of another command is skipped; data-dir cannot be set there.
 func TestDataDirConfigKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		config string
 		args   []string
@@ -351,6 +359,7 @@ func TestDataDirConfigKeys(t *testing.T) {
 
 // flags > --config > the data directory's config > defaults.
 func TestDataDirConfigPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(path, s string) {
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
@@ -361,7 +370,7 @@ func TestDataDirConfigPrecedence(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "flags.yaml")
 	write(cfg, "b: config\nc: config\n")
 
-	root := newRootCommand()
+	root := newRootCommand(newApp())
 	var a, b, c, d string
 	probe := &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { return nil }}
 	probe.Flags().StringVar(&a, "a", "default", "")
@@ -381,7 +390,8 @@ func TestDataDirConfigPrecedence(t *testing.T) {
 // crawl's flag defaults are the promised ones (crawl.TestPinnedDefaults
 // pins the values behind them).
 func TestPinnedCrawlFlagDefaults(t *testing.T) {
-	f := newCrawlCommand().Flags()
+	t.Parallel()
+	f := newCrawlCommand(newApp()).Flags()
 	for name, want := range map[string]string{
 		"min-delay":       "1s",
 		"user-agent":      "MapTheNetBot/1.0 (+https://www.mapthenet.org/bot)",

@@ -29,7 +29,7 @@ type initFlags struct {
 	Shards         int
 }
 
-func newInitCommand() *cobra.Command {
+func newInitCommand(a *app) *cobra.Command {
 	var fl initFlags
 	cmd := &cobra.Command{
 		Use:   "init --robots-token TOKEN --bot-page URL --from EMAIL",
@@ -56,7 +56,7 @@ config.toml (exit 1) unless --force is given.`,
 		Args:        noPositionalArgs,
 		Annotations: map[string]string{skipDataDirConfig: ""},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInit(cmd.OutOrStdout(), fl)
+			return a.runInit(cmd.OutOrStdout(), fl)
 		},
 	}
 	f := cmd.Flags()
@@ -68,7 +68,7 @@ config.toml (exit 1) unless --force is given.`,
 	f.BoolVar(&fl.CrawlerInfo, "crawler-info", false, "have crawl send X-Crawler-Info naming the bot page")
 	f.BoolVar(&fl.Force, "force", false, "replace an existing config.toml")
 	f.IntVar(&fl.Shards, "shards", 1, "shards of a new store: each its own Badger store, committed in parallel (ingest speed; a crawl fleet gives each node whole shards). Fixed once made: `store reshard` changes it")
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
@@ -116,8 +116,8 @@ func initIdentity(fl initFlags) (identity, error) {
 	return id, nil
 }
 
-func runInit(out io.Writer, fl initFlags) error {
-	now, err := global.now()
+func (a *app) runInit(out io.Writer, fl initFlags) error {
+	now, err := a.now()
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func runInit(out io.Writer, fl initFlags) error {
 	if err != nil {
 		return err
 	}
-	dir := global.DataDir
+	dir := a.DataDir
 	configPath := filepath.Join(dir, dataDirConfigName)
 	if _, err := os.Lstat(configPath); err == nil && !fl.Force {
 		return fmt.Errorf("%s exists: pass --force to replace it", configPath)
@@ -136,11 +136,11 @@ func runInit(out io.Writer, fl initFlags) error {
 	if fl.Shards < 1 || fl.Shards > shard.MaxShards {
 		return usagef("--shards %d: want 1 to %d", fl.Shards, shard.MaxShards)
 	}
-	k, err := createStore(dir, fl.Shards)
+	k, err := a.createStore(dir, fl.Shards)
 	if err != nil {
 		return err
 	}
-	key, made, err := initKey(now)
+	key, made, err := a.initKey(now)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func runInit(out io.Writer, fl initFlags) error {
 	if made {
 		fmt.Fprintf(out, "  key:     created %s (%s; keep it secret: it is the crawler's identity)\n", key.ID, key.Path)
 	} else {
-		fmt.Fprintf(out, "  key:     kept %s (%s)\n", key.ID, keysDir())
+		fmt.Fprintf(out, "  key:     kept %s (%s)\n", key.ID, a.keysDir())
 	}
 	fmt.Fprintf(out, "  config:  %s\n", configPath)
 	fmt.Fprintf(out, "every request will carry\n  User-Agent: %s\n  From: %s\n  Signature-Agent: %s\n", id.UserAgent, id.From, id.SignatureAgent)
@@ -174,8 +174,8 @@ func runInit(out io.Writer, fl initFlags) error {
 // default platform table (or opens the one there: init keeps a store, as
 // it keeps a key, if it has that many shards). A crawl holding it is busy
 // (exit 3). It says how many shards the store has.
-func createStore(dir string, shards int) (string, error) {
-	s, err := openStore(dir, shard.Options{Graph: graph.Options{Logger: global.logger}, Create: true, Shards: shards,
+func (a *app) createStore(dir string, shards int) (string, error) {
+	s, err := openStore(dir, shard.Options{Graph: graph.Options{Logger: a.logger}, Create: true, Shards: shards,
 		Platforms: platformSuffixes(nil)})
 	if errors.Is(err, graph.ErrLocked) {
 		return "", busyError{fmt.Errorf("data dir %s is in use: init a data directory no crawl is running on", dir)}
@@ -188,21 +188,21 @@ func createStore(dir string, shards int) (string, error) {
 }
 
 // initKey makes the first signing key, or keeps the one there.
-func initKey(now time.Time) (k *webbotauth.Key, made bool, err error) {
-	k, err = webbotauth.Init(keysDir(), now)
+func (a *app) initKey(now time.Time) (k *webbotauth.Key, made bool, err error) {
+	k, err = webbotauth.Init(a.keysDir(), now)
 	if err == nil {
 		return k, true, nil
 	}
 	if !errors.Is(err, webbotauth.ErrKeyExists) {
 		return nil, false, err
 	}
-	kr, err := webbotauth.Load(keysDir())
+	kr, err := webbotauth.Load(a.keysDir())
 	if err != nil {
 		return nil, false, err
 	}
 	keys := kr.Keys()
 	if len(keys) == 0 {
-		return nil, false, fmt.Errorf("keys: %s holds a key file no key could be read from", keysDir())
+		return nil, false, fmt.Errorf("keys: %s holds a key file no key could be read from", a.keysDir())
 	}
 	return keys[len(keys)-1], false, nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 )
 
-func keysDir() string { return filepath.Join(global.DataDir, "keys") }
+func (a *app) keysDir() string { return filepath.Join(a.DataDir, "keys") }
 
 // defaultAuthority is the host the key directory is published on: that of
 // the Signature-Agent URL every request carries.
@@ -25,7 +25,7 @@ func defaultAuthority() string {
 	return u.Host
 }
 
-func newKeysCommand() *cobra.Command {
+func newKeysCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Manage the Web Bot Auth signing keys and their published directory",
@@ -48,11 +48,11 @@ and every cached directory has been refreshed.`,
   mapthenet keys rotate`,
 	}
 	cmd.RunE = unknownSubcommand
-	cmd.AddCommand(newKeysInitCommand(), newKeysRotateCommand(), newKeysDirectoryCommand(), newKeysServeCommand())
+	cmd.AddCommand(newKeysInitCommand(a), newKeysRotateCommand(a), newKeysDirectoryCommand(a), newKeysServeCommand(a))
 	return cmd
 }
 
-func newKeysInitCommand() *cobra.Command {
+func newKeysInitCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create the first signing key (never overwrites one)",
@@ -65,11 +65,11 @@ when a key exists: use "keys rotate" to replace a key.
   mapthenet --data-dir /var/lib/mapthenet keys init`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
-			k, err := webbotauth.Init(keysDir(), now)
+			k, err := webbotauth.Init(a.keysDir(), now)
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ when a key exists: use "keys rotate" to replace a key.
 			return nil
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
@@ -91,7 +91,7 @@ func printPublishHint(out io.Writer) {
 	fmt.Fprintln(out, "or:   mapthenet keys directory (the signed response, to serve as it is; re-run it daily)")
 }
 
-func newKeysRotateCommand() *cobra.Command {
+func newKeysRotateCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rotate",
 		Short: "Add a new signing key; the old one signs until the new one takes over",
@@ -109,11 +109,11 @@ itself; a static copy from keys directory must be regenerated).`,
   mapthenet keys directory > directory.http   # if you publish a static copy`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
-			r, err := webbotauth.Rotate(keysDir(), now)
+			r, err := webbotauth.Rotate(a.keysDir(), now)
 			if err != nil {
 				return err
 			}
@@ -131,11 +131,11 @@ itself; a static copy from keys directory must be regenerated).`,
 			return nil
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
-func newKeysDirectoryCommand() *cobra.Command {
+func newKeysDirectoryCommand(a *app) *cobra.Command {
 	var authority string
 	cmd := &cobra.Command{
 		Use:   "directory [--authority HOST]",
@@ -154,7 +154,7 @@ it daily, and after every rotation.`,
   mapthenet keys directory | sed '1,/^\r$/d'    # the body alone`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ it daily, and after every rotation.`,
 			if err != nil {
 				return err
 			}
-			kr, err := loadKeys()
+			kr, err := a.loadKeys()
 			if err != nil {
 				return err
 			}
@@ -171,7 +171,7 @@ it daily, and after every rotation.`,
 		},
 	}
 	cmd.Flags().StringVar(&authority, "authority", defaultAuthority(), "host[:port] the directory is served from (its @authority)")
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
@@ -185,13 +185,13 @@ func checkAuthority(a string) (string, error) {
 	return webbotauth.Authority("https", a), nil
 }
 
-func loadKeys() (*webbotauth.Keyring, error) {
-	kr, err := webbotauth.Load(keysDir())
+func (a *app) loadKeys() (*webbotauth.Keyring, error) {
+	kr, err := webbotauth.Load(a.keysDir())
 	if err != nil {
 		return nil, err
 	}
 	if len(kr.Keys()) == 0 {
-		return nil, fmt.Errorf("no signing key in %s: run mapthenet keys init", keysDir())
+		return nil, fmt.Errorf("no signing key in %s: run mapthenet keys init", a.keysDir())
 	}
 	return kr, nil
 }
@@ -204,7 +204,7 @@ type keysServeOptions struct {
 	UserAgent string // User-Agent the bot page names
 }
 
-func newKeysServeCommand() *cobra.Command {
+func newKeysServeCommand(a *app) *cobra.Command {
 	var opts keysServeOptions
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT",
@@ -220,7 +220,7 @@ It runs until interrupted.`,
   curl -si http://127.0.0.1:8080/.well-known/http-message-signatures-directory`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runKeysServe(cmd.Context(), cmd.OutOrStdout(), opts, nil)
+			return a.runKeysServe(cmd.Context(), cmd.OutOrStdout(), opts, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -234,22 +234,22 @@ It runs until interrupted.`,
 
 // runKeysServe serves until ctx ends; ready, if set, gets the listening
 // address (tests listen on port 0).
-func runKeysServe(ctx context.Context, out io.Writer, opts keysServeOptions, ready func(addr string)) error {
+func (a *app) runKeysServe(ctx context.Context, out io.Writer, opts keysServeOptions, ready func(addr string)) error {
 	if opts.Authority != "" {
-		a, err := checkAuthority(opts.Authority)
+		auth, err := checkAuthority(opts.Authority)
 		if err != nil {
 			return err
 		}
-		opts.Authority = a
+		opts.Authority = auth
 	}
-	if _, err := loadKeys(); err != nil {
+	if _, err := a.loadKeys(); err != nil {
 		return err
 	}
-	dir := keysDir()
+	dir := a.keysDir()
 	h := webbotauth.NewHandler(webbotauth.HandlerOptions{
 		Keys:      func() (*webbotauth.Keyring, error) { return webbotauth.Load(dir) },
 		Authority: opts.Authority,
-		Logger:    global.logger,
+		Logger:    a.logger,
 		Contact:   opts.Contact,
 		Token:     opts.Token,
 		UserAgent: opts.UserAgent,

@@ -47,6 +47,7 @@ func readDirectory(t *testing.T, msg string) ([]string, *http.Response) {
 }
 
 func TestKeysCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
 		return runIn(t, dir, args...)
@@ -93,6 +94,7 @@ func TestKeysCommands(t *testing.T) {
 }
 
 func TestKeysUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -116,6 +118,7 @@ func TestKeysUsageErrors(t *testing.T) {
 }
 
 func TestKeysHelp(t *testing.T) {
+	t.Parallel()
 	for _, sub := range []string{"init", "rotate", "directory", "serve"} {
 		code, out, _ := runIn(t, filepath.Join(t.TempDir(), "data"), "keys", sub, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "mapthenet keys "+sub) {
@@ -125,25 +128,27 @@ func TestKeysHelp(t *testing.T) {
 }
 
 func TestKeysServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := runIn(t, dir, "keys", "init"); code != 0 {
 		t.Fatal(errOut)
 	}
-	global = globalOptions{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
+	a := newApp()
+	a.DataDir, a.logger = dir, slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runKeysServe(ctx, io.Discard, keysServeOptions{Addr: "127.0.0.1:0"}, func(a string) { addr <- a })
+		done <- a.runKeysServe(ctx, io.Discard, keysServeOptions{Addr: "127.0.0.1:0"}, func(at string) { addr <- at })
 	}()
-	var a string
+	var at string
 	select {
-	case a = <-addr:
+	case at = <-addr:
 	case err := <-done:
 		t.Fatal(err)
 	}
 	client := &http.Client{}
-	resp, err := client.Get("http://" + a + webbotauth.DirectoryPath)
+	resp, err := client.Get("http://" + at + webbotauth.DirectoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,9 +29,14 @@ func main() {
 }
 
 // run runs one command line, its output to stdout and its log and errors
-// to stderr (tests pass buffers), and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCommand()
+// to stderr (tests pass buffers, and options replacing a seam), and returns
+// the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...appOption) int {
+	a := newApp()
+	for _, o := range opts {
+		o(a)
+	}
+	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -43,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	code := exitCode(err)
-	reportError(stderr, err, code)
+	a.reportError(stderr, err, code)
 	return code
 }
 
@@ -63,9 +68,9 @@ func exitCode(err error) int {
 // reportError writes the error that ends the run: under --log-format json
 // as one more JSON line (level ERROR, with the exit code), so that a log
 // shipper sees every line of a failed run parse; else as one plain line.
-func reportError(stderr io.Writer, err error, code int) {
-	if global.logger != nil && global.LogFormat == "json" {
-		global.logger.Error("mapthenet: "+err.Error(), "exit", code)
+func (a *app) reportError(stderr io.Writer, err error, code int) {
+	if a.logger != nil && a.LogFormat == "json" {
+		a.logger.Error("mapthenet: "+err.Error(), "exit", code)
 		return
 	}
 	fmt.Fprintln(stderr, "mapthenet:", err)

@@ -21,7 +21,7 @@ type mapFlags struct {
 	Points   int
 }
 
-func newMapCommand() *cobra.Command {
+func newMapCommand(a *app) *cobra.Command {
 	var fl mapFlags
 	cmd := &cobra.Command{
 		Use:   "map --png FILE | --html FILE",
@@ -55,7 +55,7 @@ map runs from cron.`,
   mapthenet map --snapshot 2026-12-01T030000Z --png old-map.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMap(cmd.OutOrStdout(), fl)
+			return a.runMap(cmd.OutOrStdout(), fl)
 		},
 	}
 	f := cmd.Flags()
@@ -70,7 +70,7 @@ map runs from cron.`,
 	return cmd
 }
 
-func runMap(w io.Writer, fl mapFlags) error {
+func (a *app) runMap(w io.Writer, fl mapFlags) error {
 	if fl.PNG == "" && fl.HTML == "" {
 		return usagef("give --png FILE, --html FILE or both")
 	}
@@ -89,7 +89,7 @@ func runMap(w io.Writer, fl mapFlags) error {
 			return usagef("--width/--height: %v", err)
 		}
 	}
-	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(a.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ func placedRows(placed bool) []data.DomainRow {
 }
 
 func TestMapCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeMapSnapshot(t, dir, placedRows(true))
 	pngPath, htmlPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.html")
@@ -102,6 +103,7 @@ func TestMapCommand(t *testing.T) {
 }
 
 func TestMapCommandHTMLPoints(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeMapSnapshot(t, dir, placedRows(true))
 	htmlPath := filepath.Join(dir, "top.html")
@@ -116,6 +118,7 @@ func TestMapCommandHTMLPoints(t *testing.T) {
 }
 
 func TestMapCommandErrors(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	unplaced := t.TempDir()
 	writeMapSnapshot(t, unplaced, placedRows(false))
@@ -150,6 +153,7 @@ func TestMapCommandErrors(t *testing.T) {
 }
 
 func TestMapHelp(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runIn(t, t.TempDir(), "map", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)

@@ -19,6 +19,7 @@ import (
 // While a crawl holds the store, rebuild runs inside it over crawl.sock and
 // prints the same summary as a local rebuild.
 func TestRebuildInsideCrawl(t *testing.T) {
+	t.Parallel()
 	local, remote := t.TempDir(), t.TempDir()
 	fillStore(t, local)
 	fillStore(t, remote)
@@ -81,6 +82,7 @@ func TestRebuildInsideCrawl(t *testing.T) {
 
 // Two local rebuilds: the second refuses at once, naming the first.
 func TestRebuildTwiceLocal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	before := storeListing(t, dir)
@@ -100,6 +102,7 @@ func TestRebuildTwiceLocal(t *testing.T) {
 
 // A second crawl on a data directory in use refuses, naming the first.
 func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
@@ -120,6 +123,7 @@ func TestCrawlRefusedWhileStoreHeld(t *testing.T) {
 // rebuild logs one line per stage (seconds and rows), as JSON with
 // --log-format json, and the manifest holds the same stages.
 func TestRebuildStageLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	code, _, errOut := runIn(t, dir, "--log-format", "json", "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag)

@@ -55,6 +55,7 @@ func writeDataDirConfigFile(t *testing.T, dir, config string) {
 // of that table, not DESIGN.md's 8, and the rebuild's tiers and schedule
 // come from the same table.
 func TestTiersConfiguredOnce(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	writeDataDirConfigFile(t, dir, "tiers = [\"1:7:30\", \"*:100:3\"]\n")
 	web := &pageCounter{pages: map[string]int{}}
@@ -89,6 +90,7 @@ func TestTiersConfiguredOnce(t *testing.T) {
 // back, in the rebuild's schedule as in a crawl's run, a never-visited
 // domain with fewer followed linking domains; seeds are scheduled anyway.
 func TestMinInDomainsConfiguredOnce(t *testing.T) {
+	t.Parallel()
 	const now = "2026-12-01T03:00:00Z"
 	scheduled := func(dir string) map[string]string {
 		t.Helper()
@@ -138,6 +140,7 @@ func TestMinInDomainsConfiguredOnce(t *testing.T) {
 // (exit 2) naming the flag, from crawl and rebuild alike, and from the
 // data directory's config.
 func TestPolicyFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		config string
 		args   []string

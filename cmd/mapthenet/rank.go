@@ -26,7 +26,7 @@ type rankFlags struct {
 	Workers  int
 }
 
-func newRankCommand() *cobra.Command {
+func newRankCommand(a *app) *cobra.Command {
 	var fl rankFlags
 	cmd := &cobra.Command{
 		Use:   "rank DOMAIN... | rank --top N | rank --edges IN.parquet --out OUT.parquet",
@@ -83,7 +83,7 @@ Times are RFC 3339 UTC.`,
   mapthenet rank --edges edges.parquet --out ranks.parquet
   mapthenet rank --edges rebuilds/current/edges.parquet --ids --out ranks-by-id.parquet`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRank(cmd, fl, args)
+			return a.runRank(cmd, fl, args)
 		},
 	}
 	f := cmd.Flags()
@@ -97,7 +97,7 @@ Times are RFC 3339 UTC.`,
 	return cmd
 }
 
-func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
+func (a *app) runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 	w := cmd.OutOrStdout()
 	switch {
 	case fl.Edges != "" || fl.Out != "":
@@ -107,7 +107,7 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 		if len(args) > 0 || fl.Top != 0 {
 			return usagef("--edges ranks a file: no DOMAIN or --top with it")
 		}
-		return rankEdgeFile(cmd, fl)
+		return a.rankEdgeFile(cmd, fl)
 	case fl.IDs:
 		return usagef("--ids goes with --edges")
 	case fl.Top != 0:
@@ -117,19 +117,19 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 		if len(args) > 0 {
 			return usagef("give DOMAINs or --top, not both")
 		}
-		return rankTop(w, fl)
+		return a.rankTop(w, fl)
 	case len(args) == 0:
 		return usagef("name at least one DOMAIN, or use --top N or --edges")
 	}
 	names := make([]string, len(args))
-	for i, a := range args {
-		n, err := domain.Normalize(a)
+	for i, arg := range args {
+		n, err := domain.Normalize(arg)
 		if err != nil {
-			return usagef("%q is not a domain: %v", a, err)
+			return usagef("%q is not a domain: %v", arg, err)
 		}
 		names[i] = n
 	}
-	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(a.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -153,10 +153,10 @@ func runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 	return nil
 }
 
-func rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
+func (a *app) rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 	p := rank.DefaultParams
 	p.Workers = fl.Workers
-	sum, err := rank.RankFile(cmd.Context(), fl.Edges, fl.Out, fl.IDs, p, global.logger)
+	sum, err := rank.RankFile(cmd.Context(), fl.Edges, fl.Out, fl.IDs, p, a.logger)
 	if err != nil {
 		return err
 	}
@@ -177,8 +177,8 @@ func rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 	return nil
 }
 
-func rankTop(w io.Writer, fl rankFlags) error {
-	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
+func (a *app) rankTop(w io.Writer, fl rankFlags) error {
+	s, err := snapshot.Open(a.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}

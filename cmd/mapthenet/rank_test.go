@@ -98,6 +98,7 @@ func rebuiltDir(t *testing.T) string {
 }
 
 func TestRankCommand(t *testing.T) {
+	t.Parallel()
 	dir := rebuiltDir(t)
 	tests := []struct {
 		golden string
@@ -124,6 +125,7 @@ func TestRankCommand(t *testing.T) {
 // TestRankErrors: each a clear message on stderr and a non-zero exit, never
 // a panic.
 func TestRankErrors(t *testing.T) {
+	t.Parallel()
 	good := rebuiltDir(t)
 
 	corrupt := rebuiltDir(t)

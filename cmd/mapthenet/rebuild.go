@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ type RebuildRequest struct {
 	Flags rebuildFlags `json:"flags"`
 }
 
-func newRebuildCommand() *cobra.Command {
+func newRebuildCommand(a *app) *cobra.Command {
 	var fl rebuildFlags
 	cmd := &cobra.Command{
 		Use:   "rebuild [--keep N] [--now T] [--tiers MAXRANK:DAYS:PAGES,...]",
@@ -105,10 +106,10 @@ first visits and its own discoveries follow the same table and threshold.
   mapthenet rebuild --tiers 1000:7:50,10000:30:20,*:365:8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRebuild(cmd, fl)
+			return a.runRebuild(cmd, fl)
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	f := cmd.Flags()
 	f.IntVar(&fl.Keep, "keep", rebuild.DefaultKeep, "keep this many snapshots, the new one included")
 	addPolicyFlags(f, &fl.policyFlags)
@@ -127,7 +128,7 @@ first visits and its own discoveries follow the same table and threshold.
 // (without Logger and Progress): the same for a local rebuild and for one
 // a running crawl does on request. With --snapshots, the snapshot store is
 // reached once (a rebuild must fail before its work, not after).
-func rebuildOptions(ctx context.Context, dataDir string, fl rebuildFlags, now time.Time) (rebuild.Options, error) {
+func rebuildOptions(ctx context.Context, dataDir string, fl rebuildFlags, now time.Time, log *slog.Logger) (rebuild.Options, error) {
 	if fl.Keep < 1 {
 		return rebuild.Options{}, usagef("--keep %d: want at least 1", fl.Keep)
 	}
@@ -164,7 +165,7 @@ func rebuildOptions(ctx context.Context, dataDir string, fl rebuildFlags, now ti
 	}
 	opts.Rank.Workers = fl.Workers
 	if fl.Snapshots != "" {
-		st, err := snapshotStorage(ctx, dataDir, fl.Snapshots)
+		st, err := snapshotStorage(ctx, dataDir, fl.Snapshots, log)
 		if err != nil {
 			return rebuild.Options{}, err
 		}
@@ -184,58 +185,58 @@ func lockRebuild(dataDir, cmd string) (release func(), err error) {
 	return release, err
 }
 
-func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
-	now, err := global.now()
+func (a *app) runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
+	now, err := a.now()
 	if err != nil {
 		return err
 	}
-	opts, err := rebuildOptions(cmd.Context(), global.DataDir, fl, now)
+	opts, err := rebuildOptions(cmd.Context(), a.DataDir, fl, now, a.logger)
 	if err != nil {
 		return err
 	}
-	opts.Logger = global.logger
+	opts.Logger = a.logger
 	if fl.Fleet.URL != "" {
-		return runFleetRebuild(cmd, fl, opts)
+		return a.runFleetRebuild(cmd, fl, opts)
 	}
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		opts.Progress = func(stage string, rows int64) { fmt.Fprintf(stderr, "\r\033[K%s: %d rows", stage, rows) }
 	}
 	if !fl.Create {
-		if err := requireStore(global.DataDir); err != nil {
+		if err := requireStore(a.DataDir); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(global.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.DataDir, 0o755); err != nil {
 		return err
 	}
-	release, err := lockRebuild(global.DataDir, "mapthenet rebuild")
+	release, err := lockRebuild(a.DataDir, "mapthenet rebuild")
 	if err != nil {
 		return busyError{err}
 	}
 	defer func() { release() }()
-	cleanSnapshotCopies(cmd.Context(), opts.Storage)
+	cleanSnapshotCopies(cmd.Context(), opts.Storage, a.logger)
 
-	store, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger}, Create: fl.Create})
+	store, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: a.logger}, Create: fl.Create})
 	if errors.Is(err, graph.ErrLocked) {
 		// A crawl (most likely) holds the store: it runs the rebuild and
 		// takes the rebuild lock itself.
 		release()
 		release = func() {}
-		m, err := rebuildInCrawl(cmd, RebuildRequest{Now: now, Flags: fl})
+		m, err := a.rebuildInCrawl(cmd, RebuildRequest{Now: now, Flags: fl})
 		if err != nil {
 			return err
 		}
-		printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""), opts.Storage)
+		printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(a.DataDir).Location(m.ID, ""), opts.Storage)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	ownerPath := filepath.Join(global.DataDir, control.StoreOwnerName)
+	ownerPath := filepath.Join(a.DataDir, control.StoreOwnerName)
 	if err := control.WriteOwner(ownerPath, control.Self("mapthenet rebuild", time.Now())); err != nil {
-		global.logger.Warn("cannot say who holds the store", "err", err)
+		a.logger.Warn("cannot say who holds the store", "err", err)
 	}
 	defer os.Remove(ownerPath)
 	m, err := rebuild.Run(cmd.Context(), store, opts)
@@ -248,15 +249,15 @@ func runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 		}
 		return err
 	}
-	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(global.DataDir).Location(m.ID, ""), opts.Storage)
+	printRebuildSummary(cmd.OutOrStdout(), m, snapshot.Local(a.DataDir).Location(m.ID, ""), opts.Storage)
 	return store.Close()
 }
 
 // rebuildInCrawl asks the crawl that holds the store to run the rebuild.
-func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, error) {
-	sock := filepath.Join(global.DataDir, control.SocketName)
-	holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
-	global.logger.Info("the store is in use: asking the running crawl to rebuild", "holder", holder.String(), "socket", sock)
+func (a *app) rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, error) {
+	sock := filepath.Join(a.DataDir, control.SocketName)
+	holder := control.ReadOwner(filepath.Join(a.DataDir, control.StoreOwnerName))
+	a.logger.Info("the store is in use: asking the running crawl to rebuild", "holder", holder.String(), "socket", sock)
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		fmt.Fprintf(stderr, "rebuilding inside %s (its log shows the stages)...\n", holder)
@@ -266,7 +267,7 @@ func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, err
 	switch {
 	case errors.Is(err, control.ErrNoServer):
 		return nil, busyError{fmt.Errorf("the store at %s is in use by %s, and no crawl answers on %s: "+
-			"rebuild when it has finished", filepath.Join(global.DataDir, "store"), holder, sock)}
+			"rebuild when it has finished", filepath.Join(a.DataDir, "store"), holder, sock)}
 	case errors.Is(err, control.ErrBusy):
 		return nil, busyError{err}
 	case err != nil:
@@ -275,7 +276,7 @@ func rebuildInCrawl(cmd *cobra.Command, req RebuildRequest) (*data.Manifest, err
 	// The stages were logged by the crawl; say them here too, so that the
 	// cron job's own log has them.
 	for _, st := range m.Stages {
-		global.logger.Info("rebuild stage done", "stage", st.Stage, "rows", st.Rows, "seconds", st.Seconds, "ran_in", holder.String())
+		a.logger.Info("rebuild stage done", "stage", st.Stage, "rows", st.Rows, "seconds", st.Seconds, "ran_in", holder.String())
 	}
 	return &m, nil
 }
@@ -309,7 +310,7 @@ func addSnapshotsFlag(f *pflag.FlagSet, p *string) {
 // snapshotStorage is where snapshots go with --snapshots LOCATION: the data
 // directory's rebuilds/ and a copy at LOCATION (snapshot.Mirror of
 // objstore's Storage), which is checked to be reachable now.
-func snapshotStorage(ctx context.Context, dataDir, loc string) (snapshot.Storage, error) {
+func snapshotStorage(ctx context.Context, dataDir, loc string, log *slog.Logger) (snapshot.Storage, error) {
 	l, err := objstore.ParseLocation(loc)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--snapshots: %w", err)}
@@ -332,19 +333,19 @@ func snapshotStorage(ctx context.Context, dataDir, loc string) (snapshot.Storage
 		return nil, fmt.Errorf("--snapshots %s: %w", loc, err)
 	}
 	local := snapshot.Local(dataDir)
-	return snapshot.Mirror(local, objstore.NewStorage(ctx, st, local.Location("", ""), global.logger)), nil
+	return snapshot.Mirror(local, objstore.NewStorage(ctx, st, local.Location("", ""), log)), nil
 }
 
 // cleanSnapshotCopies removes what failed uploads left in the snapshot
 // copies (objstore.RemoveIncomplete), with the rebuild lock held.
-func cleanSnapshotCopies(ctx context.Context, st snapshot.Storage) {
+func cleanSnapshotCopies(ctx context.Context, st snapshot.Storage, log *slog.Logger) {
 	for _, c := range snapshot.Copies(st) {
 		if os, ok := c.(*objstore.Storage); ok {
 			removed, err := objstore.RemoveIncomplete(ctx, os.Store())
 			if err != nil {
-				global.logger.Warn("could not remove what failed uploads left", "store", os.Store().String(), "err", err)
+				log.Warn("could not remove what failed uploads left", "store", os.Store().String(), "err", err)
 			} else if len(removed) > 0 {
-				global.logger.Info("removed what failed uploads left", "store", os.Store().String(), "objects", removed)
+				log.Info("removed what failed uploads left", "store", os.Store().String(), "objects", removed)
 			}
 		}
 	}

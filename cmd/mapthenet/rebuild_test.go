@@ -29,6 +29,7 @@ func writeTestParquet[T any](path string, rows []T) error {
 }
 
 func TestRebuildCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	// 8 edges: h.example's two went when it opted out.
@@ -55,6 +56,7 @@ func TestRebuildCommand(t *testing.T) {
 }
 
 func TestRebuildCommandEmptyStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// No store: refused (a mistyped --data-dir), unless told to create one.
 	code, out, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
@@ -75,6 +77,7 @@ func TestRebuildCommandEmptyStore(t *testing.T) {
 }
 
 func TestRebuildCommandStoreBusy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})
 	if err != nil {
@@ -88,6 +91,7 @@ func TestRebuildCommandStoreBusy(t *testing.T) {
 }
 
 func TestRankEdgeFileCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "edges.parquet")
 	out := filepath.Join(dir, "ranks.parquet")

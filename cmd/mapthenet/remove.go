@@ -23,7 +23,7 @@ import (
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-func newRemoveCommand() *cobra.Command {
+func newRemoveCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove",
 		Short: "Remove a domain for good at its owner's verified request",
@@ -49,13 +49,10 @@ the copies of the snapshots there are rewritten too.`,
   mapthenet remove force example.com --reason "owner asked by e-mail from admin@example.com"`,
 	}
 	cmd.RunE = unknownSubcommand
-	cmd.AddCommand(newRemoveTokenCommand(), newRemoveVerifyCommand(), newRemoveForceCommand())
-	addSnapshotsFlag(cmd.PersistentFlags(), &removeSnapshots)
+	cmd.AddCommand(newRemoveTokenCommand(a), newRemoveVerifyCommand(a), newRemoveForceCommand(a))
+	addSnapshotsFlag(cmd.PersistentFlags(), &a.removeSnapshots)
 	return cmd
 }
-
-// removeSnapshots is remove's --snapshots.
-var removeSnapshots string
 
 // oneDomain takes exactly one DOMAIN argument and normalises it to the
 // registrable domain, as the store names it.
@@ -70,7 +67,7 @@ func oneDomain(cmd *cobra.Command, args []string) (string, error) {
 	return d, nil
 }
 
-func newRemoveTokenCommand() *cobra.Command {
+func newRemoveTokenCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "token DOMAIN",
 		Short: "Print the verification token of a domain and how to publish it",
@@ -85,7 +82,7 @@ DOMAIN may be a host or URL; it is reduced to its registrable domain.`,
 			if err != nil {
 				return err
 			}
-			secret, err := removal.LoadOrCreateSecret(keysDir())
+			secret, err := removal.LoadOrCreateSecret(a.keysDir())
 			if err != nil {
 				return err
 			}
@@ -105,15 +102,15 @@ func printTokenHelp(out io.Writer, domain, tok string) {
 	fmt.Fprintf(out, "then run: mapthenet remove verify %s\n", domain)
 }
 
-// newRemovalChecker builds the proof checker: the system resolver, and
-// signed fetches with the crawler's timeouts. Tests replace it to point the
-// domain at loopback.
-var newRemovalChecker = func(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker {
+// systemRemovalChecker builds the proof checker: the system resolver, and
+// signed fetches with the crawler's timeouts (app.newRemovalChecker, which
+// tests replace to point the domain at loopback).
+func systemRemovalChecker(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker {
 	rt := webbotauth.NewTransport(removal.NewTransport(nil), signer, clock)
 	return &removal.Checker{Resolver: net.DefaultResolver, Client: removal.NewHTTPClient(rt)}
 }
 
-func newRemoveVerifyCommand() *cobra.Command {
+func newRemoveVerifyCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify DOMAIN",
 		Short: "Check the owner's proof and, if one holds, remove the domain",
@@ -132,49 +129,49 @@ command prints what each proof found and exits with status 1.`,
 			if err != nil {
 				return err
 			}
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
-			return runRemoveVerify(cmd.Context(), cmd.OutOrStdout(), domain, now)
+			return a.runRemoveVerify(cmd.Context(), cmd.OutOrStdout(), domain, now)
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }
 
-func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time.Time) error {
-	secret, err := removal.LoadSecret(keysDir())
+func (a *app) runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time.Time) error {
+	secret, err := removal.LoadSecret(a.keysDir())
 	if err != nil {
 		return err
 	}
-	kr, created, err := webbotauth.LoadOrCreate(keysDir(), now)
+	kr, created, err := webbotauth.LoadOrCreate(a.keysDir(), now)
 	if err != nil {
 		return err
 	}
 	if created {
-		fmt.Fprintf(out, "created a signing key in %s (the proof fetches are signed)\n", keysDir())
+		fmt.Fprintf(out, "created a signing key in %s (the proof fetches are signed)\n", a.keysDir())
 	}
 	signer, err := webbotauth.NewSigner(kr, webbotauth.SignerOptions{})
 	if err != nil {
 		return err
 	}
 	clock := func() time.Time { return now }
-	if global.Now == "" {
+	if a.Now == "" {
 		clock = time.Now
 	}
-	chk := newRemovalChecker(signer, clock)
+	chk := a.newRemovalChecker(signer, clock)
 	// The proofs are checked before the store is opened, so a slow site
 	// never holds the store's lock.
 	res := chk.Check(ctx, domain, removal.Token(secret, domain))
-	for _, a := range res.Attempts {
-		fmt.Fprintln(out, a.String())
+	for _, att := range res.Attempts {
+		fmt.Fprintln(out, att.String())
 	}
 	if !res.Verified() {
-		return removal.RemoveProven(nil, res, now, global.logger) // logs, removes nothing
+		return removal.RemoveProven(nil, res, now, a.logger) // logs, removes nothing
 	}
-	return withRemover(ctx, func(rm removal.Remover) error {
-		if err := removal.RemoveProven(rm, res, now, global.logger); err != nil {
+	return a.withRemover(ctx, func(rm removal.Remover) error {
+		if err := removal.RemoveProven(rm, res, now, a.logger); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s removed (proof: %s)\n", domain, res.Proof())
@@ -185,19 +182,19 @@ func runRemoveVerify(ctx context.Context, out io.Writer, domain string, now time
 // withRemover hands fn what removes a domain everywhere: the store, opened
 // here, or, when a crawl holds it, that crawl, asked over crawl.sock. A
 // store held by a process that does not answer there is exit status 3.
-func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error) {
-	snapshots := removeSnapshots
+func (a *app) withRemover(ctx context.Context, fn func(removal.Remover) error) (err error) {
+	snapshots := a.removeSnapshots
 	if snapshots != "" {
 		// Reachable before anything is removed.
-		if _, err := snapshotStorage(ctx, global.DataDir, snapshots); err != nil {
+		if _, err := snapshotStorage(ctx, a.DataDir, snapshots, a.logger); err != nil {
 			return err
 		}
 	}
-	st, err := shard.Open(storePath(global.DataDir), shard.Options{Graph: graph.Options{Logger: global.logger}})
+	st, err := shard.Open(storePath(a.DataDir), shard.Options{Graph: graph.Options{Logger: a.logger}})
 	if errors.Is(err, graph.ErrLocked) {
-		sock := filepath.Join(global.DataDir, control.SocketName)
-		holder := control.ReadOwner(filepath.Join(global.DataDir, control.StoreOwnerName))
-		global.logger.Info("the store is in use: asking the running crawl to remove", "holder", holder.String(), "socket", sock)
+		sock := filepath.Join(a.DataDir, control.SocketName)
+		holder := control.ReadOwner(filepath.Join(a.DataDir, control.StoreOwnerName))
+		a.logger.Info("the store is in use: asking the running crawl to remove", "holder", holder.String(), "socket", sock)
 		err := fn(crawlRemover{ctx: ctx, sock: sock, snapshots: snapshots})
 		if errors.Is(err, control.ErrNoServer) {
 			return busyError{fmt.Errorf("the store is in use by %s, and no crawl answers on %s: "+
@@ -213,7 +210,7 @@ func withRemover(ctx context.Context, fn func(removal.Remover) error) (err error
 			err = cerr
 		}
 	}()
-	return fn(purgingRemover{ctx: ctx, store: st, dataDir: global.DataDir, log: global.logger, snapshots: snapshots})
+	return fn(purgingRemover{ctx: ctx, store: st, dataDir: a.DataDir, log: a.logger, snapshots: snapshots})
 }
 
 // RemoveRequest asks a running crawl to remove a domain (the control
@@ -252,7 +249,7 @@ func (p purgingRemover) RemoveDomain(name, reason, proof string, at time.Time) e
 	var st snapshot.Storage = snapshot.Local(p.dataDir)
 	if p.snapshots != "" {
 		var err error
-		if st, err = snapshotStorage(p.ctx, p.dataDir, p.snapshots); err != nil {
+		if st, err = snapshotStorage(p.ctx, p.dataDir, p.snapshots, p.log); err != nil {
 			return err
 		}
 	}
@@ -287,7 +284,7 @@ func removeHere(ctx context.Context, store *shard.Store, dataDir string, log *sl
 	return struct{}{}, nil
 }
 
-func newRemoveForceCommand() *cobra.Command {
+func newRemoveForceCommand(a *app) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "force DOMAIN --reason TEXT",
@@ -305,12 +302,12 @@ with the removal.`,
 			if reason == "" {
 				return usagef("remove force: --reason is required (who asked, and how you verified them)")
 			}
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
-			return withRemover(cmd.Context(), func(rm removal.Remover) error {
-				if err := removal.Force(domain, reason, rm, now, global.logger); err != nil {
+			return a.withRemover(cmd.Context(), func(rm removal.Remover) error {
+				if err := removal.Force(domain, reason, rm, now, a.logger); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s removed (forced: %s)\n", domain, reason)
@@ -319,6 +316,6 @@ with the removal.`,
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, and how the owner was verified (required)")
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	return cmd
 }

@@ -34,6 +34,7 @@ func (loopbackResolver) LookupIPAddr(context.Context, string) ([]net.IPAddr, err
 // every kept snapshot, and the crawl, which finds a link to it after the
 // removal, never visits it.
 func TestRemoveWhileCrawling(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, now := range []string{"2026-11-30T03:00:00Z", "2026-12-01T03:00:00Z"} {
@@ -102,8 +103,8 @@ func TestRemoveWhileCrawling(t *testing.T) {
 	}
 	_, out, _ = runIn(t, dir, "remove", "token", "d.example")
 	tok := tokenLine.FindStringSubmatch(out)[2]
-	fakeChecker(t, txtFake{"d.example": {"mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runIn(t, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
+	chk := fakeChecker(txtFake{"d.example": {"mapthenet-verification=" + tok}}, &notFound{})
+	code, out, errOut = runWith(t, chk, dir, "remove", "verify", "d.example", "--now", "2026-12-02T10:05:00Z")
 	if code != 0 || !strings.Contains(out, "d.example removed (proof: dns:") {
 		t.Fatalf("remove verify while crawling: %d\n%s%s", code, out, errOut)
 	}

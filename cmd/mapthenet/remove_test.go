@@ -31,14 +31,14 @@ func (n *notFound) Do(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
 }
 
-// fakeChecker points remove verify at a fake resolver and web for the
-// test's duration.
-func fakeChecker(t *testing.T, txt txtFake, web *notFound) {
-	old := newRemovalChecker
-	newRemovalChecker = func(s *webbotauth.Signer, clock func() time.Time) *removal.Checker {
-		return &removal.Checker{Resolver: txt, Client: &signedDoer{s: s, clock: clock, next: web}}
+// fakeChecker points remove verify at a fake resolver and web: an option
+// for runWith.
+func fakeChecker(txt txtFake, web *notFound) appOption {
+	return func(a *app) {
+		a.newRemovalChecker = func(s *webbotauth.Signer, clock func() time.Time) *removal.Checker {
+			return &removal.Checker{Resolver: txt, Client: &signedDoer{s: s, clock: clock, next: web}}
+		}
 	}
-	t.Cleanup(func() { newRemovalChecker = old })
 }
 
 type signedDoer struct {
@@ -84,6 +84,7 @@ func known(t *testing.T, dataDir, name string) bool {
 var tokenLine = regexp.MustCompile(`(?m)^token for ([a-z.]+): ([0-9a-f]{32})$`)
 
 func TestRemoveToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runIn(t, dir, "remove", "token", "https://WWW.Example.com/some/page")
 	m := tokenLine.FindStringSubmatch(out)
@@ -111,6 +112,7 @@ func TestRemoveToken(t *testing.T) {
 }
 
 func TestRemoveVerify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.com", "example.org")
 	_, out, _ := runIn(t, dir, "remove", "token", "example.com")
@@ -118,8 +120,8 @@ func TestRemoveVerify(t *testing.T) {
 
 	// No proof: nothing removed, every proof's finding printed, exit 1.
 	web := &notFound{}
-	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all"}}, web)
-	code, out, errOut := runIn(t, dir, "remove", "verify", "example.com")
+	chk := fakeChecker(txtFake{"example.com": {"v=spf1 -all"}}, web)
+	code, out, errOut := runWith(t, chk, dir, "remove", "verify", "example.com")
 	if code != 1 || !strings.Contains(errOut, "no proof of ownership found; nothing removed") {
 		t.Errorf("unproven verify: %d\n%s%s", code, out, errOut)
 	}
@@ -140,8 +142,8 @@ func TestRemoveVerify(t *testing.T) {
 	}
 
 	// The TXT record published: removed, the other domain kept.
-	fakeChecker(t, txtFake{"example.com": {"v=spf1 -all", "mapthenet-verification=" + tok}}, &notFound{})
-	code, out, errOut = runIn(t, dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
+	chk = fakeChecker(txtFake{"example.com": {"v=spf1 -all", "mapthenet-verification=" + tok}}, &notFound{})
+	code, out, errOut = runWith(t, chk, dir, "--log-format", "json", "remove", "verify", "example.com", "--now", "2026-12-02T12:00:00Z")
 	if code != 0 || !strings.Contains(out, "example.com removed (proof: dns: TXT mapthenet-verification="+tok+" on example.com)") {
 		t.Fatalf("verify: %d\n%s%s", code, out, errOut)
 	}
@@ -154,6 +156,7 @@ func TestRemoveVerify(t *testing.T) {
 }
 
 func TestRemoveForce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
 	code, out, errOut := runIn(t, dir, "remove", "force", "www.example.net", "--reason", "e-mail from the registrant")
@@ -166,6 +169,7 @@ func TestRemoveForce(t *testing.T) {
 }
 
 func TestRemoveUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -192,6 +196,7 @@ func TestRemoveUsageErrors(t *testing.T) {
 // rebuild on its own, a crawl without its socket) is exit status 3, and
 // nothing is removed.
 func TestRemoveBusyStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedStore(t, dir, "example.net")
 	st, err := graph.Open(filepath.Join(dir, "store"), graph.Options{Create: true})

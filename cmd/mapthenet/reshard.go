@@ -12,7 +12,7 @@ import (
 	"github.com/mapthenet/mapthenet/shard"
 )
 
-func newStoreReshardCommand() *cobra.Command {
+func newStoreReshardCommand(a *app) *cobra.Command {
 	var shards int
 	var platforms []string
 	cmd := &cobra.Command{
@@ -48,22 +48,22 @@ for a store of one shard).`,
 				}
 				ps = append(ps, pl.Suffix)
 			}
-			dir := storePath(global.DataDir)
+			dir := storePath(a.DataDir)
 			res, err := shard.Reshard(dir, shard.ReshardOptions{
 				Shards:           shards,
 				Platforms:        ps,
 				DefaultPlatforms: platformSuffixes(nil),
-				Logger:           global.logger,
+				Logger:           a.logger,
 				Verify: func(old, nw *shard.Store) error {
-					global.logger.Info("resharding: checking the new store against the old one")
-					return rebuild.SameContent(cmd.Context(), old, nw, global.DataDir)
+					a.logger.Info("resharding: checking the new store against the old one")
+					return rebuild.SameContent(cmd.Context(), old, nw, a.DataDir)
 				},
 			})
 			switch {
 			case errors.Is(err, graph.ErrLocked):
 				return busyError{fmt.Errorf("%w: stop the crawl (or let the rebuild finish), then reshard", err)}
 			case errors.Is(err, graph.ErrNoStore):
-				return fmt.Errorf("no store in data dir %s: nothing to reshard", global.DataDir)
+				return fmt.Errorf("no store in data dir %s: nothing to reshard", a.DataDir)
 			case err != nil:
 				return err
 			}

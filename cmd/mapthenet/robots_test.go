@@ -45,6 +45,7 @@ var robotsCheckURLs = []string{
 }
 
 func TestRobotsCheckText(t *testing.T) {
+	t.Parallel()
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot"}, robotsCheckURLs...)
 	code, stdout, stderr := runIn(t, t.TempDir(), args...)
 	if code != exitOK {
@@ -54,6 +55,7 @@ func TestRobotsCheckText(t *testing.T) {
 }
 
 func TestRobotsCheckJSON(t *testing.T) {
+	t.Parallel()
 	args := append([]string{"robots", "check", "--file", filepath.Join(robotsCheckDir, "robots.txt"), "--agent", "MapTheNetBot", "--json"}, robotsCheckURLs...)
 	code, stdout, stderr := runIn(t, t.TempDir(), args...)
 	if code != exitOK {
@@ -89,6 +91,7 @@ func TestRobotsCheckJSON(t *testing.T) {
 }
 
 func TestRobotsCheckNoCrawlDelay(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "robots.txt")
 	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -118,6 +121,7 @@ func TestRobotsCheckNoCrawlDelay(t *testing.T) {
 }
 
 func TestRobotsCheckTruncatedNote(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "robots.txt")
 	body := "User-agent: *\n" + strings.Repeat("# padding\n", 51_200) + "Disallow: /\n"
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
@@ -133,6 +137,7 @@ func TestRobotsCheckTruncatedNote(t *testing.T) {
 }
 
 func TestRobotsCheckUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(robotsCheckDir, "robots.txt")
 	tests := []struct {
@@ -174,6 +179,7 @@ func TestRobotsCheckUsageErrors(t *testing.T) {
 }
 
 func TestRobotsUnknownSubcommand(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runIn(t, t.TempDir(), "robots", "chek", "/")
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "chek"`) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -184,6 +190,7 @@ func TestRobotsUnknownSubcommand(t *testing.T) {
 }
 
 func TestRobotsCheckHelp(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := runIn(t, t.TempDir(), "robots", "check", "--help")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)

@@ -12,6 +12,7 @@ import (
 // A --robots-token outside RFC 9309's product token characters (letters,
 // "-", "_") is refused with a usage error, not cut to its leading letters.
 func TestCrawlRobotsTokenFlag(t *testing.T) {
+	t.Parallel()
 	good := crawlFlags{AgentURL: webbotauth.DefaultAgentURL, AgentForm: "dictionary", MinDelay: 1}
 	for _, tc := range []struct {
 		token string
@@ -29,7 +30,7 @@ func TestCrawlRobotsTokenFlag(t *testing.T) {
 	} {
 		fl := good
 		fl.RobotsToken = tc.token
-		o, err := crawlOptions(fl, io.Discard)
+		o, err := newApp().crawlOptions(fl, io.Discard)
 		var ue usageError
 		switch {
 		case tc.ok && err != nil:
@@ -47,6 +48,7 @@ func TestCrawlRobotsTokenFlag(t *testing.T) {
 // Through the command line: exit 2 and one line on stderr, before any work
 // (every host is mapped with --connect-to, so no identity is needed).
 func TestCrawlRobotsTokenExit(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runIn(t, t.TempDir(), "crawl", "--robots-token", "Bot2", "--until-idle", "--connect-to", "::127.0.0.1:9")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d (stderr %q)", code, exitUsage, stderr)

@@ -15,22 +15,40 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mapthenet/mapthenet/buildinfo"
+	"github.com/mapthenet/mapthenet/crawl/removal"
+	"github.com/mapthenet/mapthenet/crawl/webbotauth"
 )
 
-// globalOptions are the flags every command takes (DESIGN.md, "Commands").
-type globalOptions struct {
+// app is one command line's state: the flags every command takes
+// (DESIGN.md, "Commands"), the logger they set up, and the seams tests
+// replace. run makes a new one for each command line and hands it to the
+// commands, so that command lines run side by side in one process (the
+// tests do) share nothing.
+type app struct {
 	DataDir   string
 	Config    string
 	LogFormat string
 	LogLevel  string
 	Now       string // RFC 3339; empty: the clock
 	logger    *slog.Logger
+
+	removeSnapshots string // remove's --snapshots, which withRemover reads
+
+	// newRemovalChecker builds the proof checker of remove verify and of
+	// serve's removal page; tests point the domain at a fake resolver and
+	// web (an appOption given to run).
+	newRemovalChecker func(signer *webbotauth.Signer, clock func() time.Time) *removal.Checker
 }
 
-var global globalOptions
+// newApp is the app of a command line before its flags are parsed: the
+// real seams.
+func newApp() *app { return &app{newRemovalChecker: systemRemovalChecker} }
 
-func newRootCommand() *cobra.Command {
-	global = globalOptions{}
+// appOption changes the app of a command line before it runs (tests replace
+// a seam with one).
+type appOption func(*app)
+
+func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mapthenet",
 		Short: "A polite crawler and ranking pipeline for a map of the web's domains",
@@ -49,36 +67,36 @@ rebuilds it, with nothing to set up.`,
 			if err := applyConfig(cmd); err != nil {
 				return err
 			}
-			if err := applyDataDirConfig(cmd); err != nil {
+			if err := a.applyDataDirConfig(cmd); err != nil {
 				return err
 			}
-			return global.setup(cmd.ErrOrStderr())
+			return a.setup(cmd.ErrOrStderr())
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&global.DataDir, "data-dir", defaultDataDir(), "data directory (env MAPTHENET_DIR)")
-	pf.StringVar(&global.Config, "config", "", "YAML or TOML file of flag values (flags on the command line win)")
-	pf.StringVar(&global.LogFormat, "log-format", "text", "log format: text or json (one object a line, the fatal error included)")
-	pf.StringVar(&global.LogLevel, "log-level", "info", "least severe log lines written: debug, info, warn or error")
+	pf.StringVar(&a.DataDir, "data-dir", defaultDataDir(), "data directory (env MAPTHENET_DIR)")
+	pf.StringVar(&a.Config, "config", "", "YAML or TOML file of flag values (flags on the command line win)")
+	pf.StringVar(&a.LogFormat, "log-format", "text", "log format: text or json (one object a line, the fatal error included)")
+	pf.StringVar(&a.LogLevel, "log-level", "info", "least severe log lines written: debug, info, warn or error")
 	root.Version = buildinfo.Get().String()
 	root.SetVersionTemplate("mapthenet {{.Version}}\n")
 
 	root.AddCommand(
-		newInitCommand(),
-		newCrawlCommand(),
-		newRebuildCommand(),
-		newRankCommand(),
-		newScheduleCommand(),
+		newInitCommand(a),
+		newCrawlCommand(a),
+		newRebuildCommand(a),
+		newRankCommand(a),
+		newScheduleCommand(a),
 		newRobotsCommand(),
-		newKeysCommand(),
-		newRemoveCommand(),
-		newMapCommand(),
-		newServeCommand(),
-		newDemoCommand(),
-		newStoreCommand(),
-		newStatusCommand(),
-		newFleetCommand(),
+		newKeysCommand(a),
+		newRemoveCommand(a),
+		newMapCommand(a),
+		newServeCommand(a),
+		newDemoCommand(a),
+		newStoreCommand(a),
+		newStatusCommand(a),
+		newFleetCommand(a),
 		newVersionCommand(),
 	)
 	typeUsageErrors(root)
@@ -93,18 +111,18 @@ func defaultDataDir() string {
 }
 
 // addNowFlag gives a command that depends on the date its --now flag.
-func addNowFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&global.Now, "now", "", "the time to act as of, RFC 3339 (default: the clock); for cron replays and tests")
+func addNowFlag(cmd *cobra.Command, a *app) {
+	cmd.Flags().StringVar(&a.Now, "now", "", "the time to act as of, RFC 3339 (default: the clock); for cron replays and tests")
 }
 
 // now returns --now, or the clock.
-func (g *globalOptions) now() (time.Time, error) {
-	if g.Now == "" {
+func (a *app) now() (time.Time, error) {
+	if a.Now == "" {
 		return time.Now().UTC(), nil
 	}
-	t, err := time.Parse(time.RFC3339, g.Now)
+	t, err := time.Parse(time.RFC3339, a.Now)
 	if err != nil {
-		return time.Time{}, usagef("--now %q: want an RFC 3339 time such as 2026-12-02T03:00:00Z", g.Now)
+		return time.Time{}, usagef("--now %q: want an RFC 3339 time such as 2026-12-02T03:00:00Z", a.Now)
 	}
 	if err := checkNow(t, time.Now()); err != nil {
 		return time.Time{}, err
@@ -112,22 +130,22 @@ func (g *globalOptions) now() (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func (g *globalOptions) setup(stderr io.Writer) error {
+func (a *app) setup(stderr io.Writer) error {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(g.LogLevel)); err != nil {
-		return usagef("--log-level %q: want debug, info, warn or error", g.LogLevel)
+	if err := level.UnmarshalText([]byte(a.LogLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", a.LogLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
-	switch g.LogFormat {
+	switch a.LogFormat {
 	case "text":
 		h = slog.NewTextHandler(stderr, opts)
 	case "json":
 		h = slog.NewJSONHandler(stderr, opts)
 	default:
-		return usagef("--log-format %q: want text or json", g.LogFormat)
+		return usagef("--log-format %q: want text or json", a.LogFormat)
 	}
-	g.logger = slog.New(h)
+	a.logger = slog.New(h)
 	return nil
 }
 

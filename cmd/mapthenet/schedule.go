@@ -17,7 +17,7 @@ type scheduleFlags struct {
 	Snapshot string
 }
 
-func newScheduleCommand() *cobra.Command {
+func newScheduleCommand(a *app) *cobra.Command {
 	var fl scheduleFlags
 	cmd := &cobra.Command{
 		Use:   "schedule [--limit N] [--json]",
@@ -51,10 +51,10 @@ through nofollow links are never scheduled.
   mapthenet schedule --now 2026-12-24T00:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSchedule(cmd, fl)
+			return a.runSchedule(cmd, fl)
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	f := cmd.Flags()
 	f.IntVar(&fl.Limit, "limit", 20, "show the first N rows (0: all)")
 	f.BoolVar(&fl.JSON, "json", false, "print one JSON document (shape above)")
@@ -82,15 +82,15 @@ type scheduleItemJSON struct {
 	Priority  int64     `json:"priority"`
 }
 
-func runSchedule(cmd *cobra.Command, fl scheduleFlags) error {
-	now, err := global.now()
+func (a *app) runSchedule(cmd *cobra.Command, fl scheduleFlags) error {
+	now, err := a.now()
 	if err != nil {
 		return err
 	}
 	if fl.Limit < 0 {
 		return usagef("--limit %d: want 0 (all) or more", fl.Limit)
 	}
-	s, err := snapshot.Open(global.DataDir, fl.Snapshot)
+	s, err := snapshot.Open(a.DataDir, fl.Snapshot)
 	if err != nil {
 		return err
 	}

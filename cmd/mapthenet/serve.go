@@ -25,7 +25,7 @@ type serveOptions struct {
 	RemovalChecks bool
 }
 
-func newServeCommand() *cobra.Command {
+func newServeCommand(a *app) *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve --addr HOST:PORT",
@@ -50,7 +50,7 @@ until interrupted.`,
   curl -s http://127.0.0.1:8080/api/d/example.com`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), cmd.OutOrStdout(), opts, nil)
+			return a.runServe(cmd.Context(), cmd.OutOrStdout(), opts, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -67,7 +67,7 @@ until interrupted.`,
 
 // runServe serves until ctx ends; ready, if set, gets the listening
 // address (tests listen on port 0).
-func runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(addr string)) error {
+func (a *app) runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(addr string)) error {
 	if opts.Poll <= 0 {
 		return usagef("--poll %v: want a positive duration", opts.Poll)
 	}
@@ -75,16 +75,16 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(
 		return usagef("--allow-removals needs --removal-checks")
 	}
 	if opts.Authority != "" {
-		a, err := checkAuthority(opts.Authority)
+		auth, err := checkAuthority(opts.Authority)
 		if err != nil {
 			return err
 		}
-		opts.Authority = a
+		opts.Authority = auth
 	}
-	dir := keysDir()
+	dir := a.keysDir()
 	so := site.Options{
-		DataDir: global.DataDir,
-		Logger:  global.logger,
+		DataDir: a.DataDir,
+		Logger:  a.logger,
 		Contact: opts.Contact,
 		Bot: webbotauth.HandlerOptions{
 			Keys:      func() (*webbotauth.Keyring, error) { return webbotauth.Load(dir) },
@@ -94,7 +94,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(
 		RemovalSecret: func() ([]byte, error) { return removal.LoadOrCreateSecret(dir) },
 	}
 	if opts.RemovalChecks {
-		chk, err := serveChecker()
+		chk, err := a.serveChecker()
 		if err != nil {
 			return err
 		}
@@ -102,8 +102,8 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(
 	}
 	if opts.AllowRemovals {
 		so.Remove = func(ctx context.Context, res *removal.Result) error {
-			return withRemover(ctx, func(rm removal.Remover) error {
-				return removal.RemoveProven(rm, res, time.Now(), global.logger)
+			return a.withRemover(ctx, func(rm removal.Remover) error {
+				return removal.RemoveProven(rm, res, time.Now(), a.logger)
 			})
 		}
 	}
@@ -127,14 +127,14 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, ready func(
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.Watch(wctx, opts.Poll)
-	return site.Serve(ctx, ln, s, global.logger)
+	return site.Serve(ctx, ln, s, a.logger)
 }
 
 // serveChecker is the removal proof checker of the removal page: remove
 // verify's (signed fetches when a signing key exists, the crawler's
 // address guard and timeouts).
-var serveChecker = func() (site.ProofChecker, error) {
-	kr, err := webbotauth.Load(keysDir())
+func (a *app) serveChecker() (site.ProofChecker, error) {
+	kr, err := webbotauth.Load(a.keysDir())
 	if err != nil || len(kr.Keys()) == 0 {
 		rt := removal.NewTransport(nil)
 		return &removal.Checker{Resolver: net.DefaultResolver, Client: removal.NewHTTPClient(rt)}, nil
@@ -143,5 +143,5 @@ var serveChecker = func() (site.ProofChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRemovalChecker(signer, time.Now), nil
+	return a.newRemovalChecker(signer, time.Now), nil
 }

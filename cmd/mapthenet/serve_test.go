@@ -18,27 +18,29 @@ import (
 // directory work already. The routes over a snapshot are the site
 // package's tests.
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	global = globalOptions{DataDir: dir, logger: slog.New(slog.DiscardHandler)}
-	if _, err := webbotauth.Init(keysDir(), time.Now()); err != nil {
+	a := newApp()
+	a.DataDir, a.logger = dir, slog.New(slog.DiscardHandler)
+	if _, err := webbotauth.Init(a.keysDir(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, io.Discard, serveOptions{Addr: "127.0.0.1:0", Poll: time.Hour, RemovalChecks: true, Token: "ExampleBot"},
-			func(a string) { addr <- a })
+		done <- a.runServe(ctx, io.Discard, serveOptions{Addr: "127.0.0.1:0", Poll: time.Hour, RemovalChecks: true, Token: "ExampleBot"},
+			func(at string) { addr <- at })
 	}()
-	var a string
+	var at string
 	select {
-	case a = <-addr:
+	case at = <-addr:
 	case err := <-done:
 		t.Fatal(err)
 	}
 	client := &http.Client{}
 	for path, want := range map[string]int{"/": 503, "/api/rankings": 503, "/bot": 200, webbotauth.DirectoryPath: 200, "/remove": 200} {
-		resp, err := client.Get("http://" + a + path)
+		resp, err := client.Get("http://" + at + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +60,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	for _, o := range []serveOptions{{Addr: "127.0.0.1:0", Poll: 0}, {Addr: "127.0.0.1:0", Poll: time.Second, AllowRemovals: true}} {
 		var ue usageError
-		if err := runServe(context.Background(), io.Discard, o, nil); !errors.As(err, &ue) {
+		if err := a.runServe(context.Background(), io.Discard, o, nil); !errors.As(err, &ue) {
 			t.Errorf("%+v: %v, want a usage error", o, err)
 		}
 	}

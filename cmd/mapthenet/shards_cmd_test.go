@@ -16,6 +16,7 @@ import (
 // store reshard, which is refused while the store is held (exit 3) and
 // keeps what rebuild makes of the store.
 func TestShardsCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := runIn(t, dir, "crawl", "--until-idle", "--create", "--shards", "4", "--connect-to", "::127.0.0.1:1"); code != 0 {
 		t.Fatalf("crawl --create --shards 4: exit %d: %s", code, errOut)

@@ -13,6 +13,9 @@ import (
 // rebuild --snapshots s3://...: the snapshot is published there too, with
 // `current` an object naming it; a removal rewrites that copy as well. A
 // bad location is a usage error, before anything is written.
+//
+// Not parallel: --snapshots takes its S3 credentials and endpoint from the
+// process's AWS_* environment (t.Setenv), which every test would see.
 func TestRebuildSnapshotsS3(t *testing.T) {
 	dir := t.TempDir()
 	fillStore(t, dir)

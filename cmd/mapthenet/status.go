@@ -22,7 +22,7 @@ import (
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
-func newStatusCommand() *cobra.Command {
+func newStatusCommand(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status [--json]",
@@ -41,11 +41,11 @@ the rest. A socket that does not answer as a mapthenet crawl is an error.
   mapthenet status --json | jq .crawl.pages_per_s_last_minute`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			now, err := global.now()
+			now, err := a.now()
 			if err != nil {
 				return err
 			}
-			st, err := readStatus(cmd.Context(), global.DataDir, now)
+			st, err := readStatus(cmd.Context(), a.DataDir, now)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ the rest. A socket that does not answer as a mapthenet crawl is an error.
 			return st.write(cmd.OutOrStdout())
 		},
 	}
-	addNowFlag(cmd)
+	addNowFlag(cmd, a)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (shape above)")
 	return cmd
 }

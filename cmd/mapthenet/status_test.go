@@ -20,6 +20,7 @@ import (
 
 // With nothing in the data dir, status says so and succeeds.
 func TestStatusEmpty(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runIn(t, t.TempDir(), "status", "--now", "2026-12-01T03:00:00Z")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -33,6 +34,7 @@ func TestStatusEmpty(t *testing.T) {
 
 // From the store and snapshot alone, then from a running crawl's socket.
 func TestStatusSnapshotAndCrawl(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag, "--workers", "1"); code != 0 {
@@ -95,6 +97,7 @@ func feedActivity(a *crawl.Activity) *crawl.Activity {
 // A socket that answers, but not as our crawl, is an error (exit 1), not
 // "not running".
 func TestStatusForeignSocket(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ln, err := net.Listen("unix", filepath.Join(dir, control.SocketName))
 	if err != nil {

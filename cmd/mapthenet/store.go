@@ -62,7 +62,7 @@ func requireStore(dataDir string) error {
 	return nil
 }
 
-func newStoreCommand() *cobra.Command {
+func newStoreCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
 		Short: "Check, back up and restore the link store",
@@ -70,11 +70,11 @@ func newStoreCommand() *cobra.Command {
 damaged file; store backup writes it to one file; store restore makes a
 new store from such a file. See README, "Recovering from damage".`,
 	}
-	cmd.AddCommand(newStoreVerifyCommand(), newStoreBackupCommand(), newStoreRestoreCommand(), newStoreReshardCommand())
+	cmd.AddCommand(newStoreVerifyCommand(a), newStoreBackupCommand(a), newStoreRestoreCommand(a), newStoreReshardCommand(a))
 	return cmd
 }
 
-func newStoreVerifyCommand() *cobra.Command {
+func newStoreVerifyCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify",
 		Short: "Read the whole store and report what is damaged (exit 1 if anything is)",
@@ -85,12 +85,12 @@ per damaged file and exits 1 when there is any, 0 when the store is sound.
 The store must not be in use (stop a running crawl first: exit 3 otherwise).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := shard.Verify(storePath(global.DataDir), global.logger)
+			rep, err := shard.Verify(storePath(a.DataDir), a.logger)
 			switch {
 			case errors.Is(err, graph.ErrLocked):
 				return busyError{fmt.Errorf("%w: stop the crawl, then verify", err)}
 			case errors.Is(err, graph.ErrNoStore):
-				return fmt.Errorf("no store in data dir %s: nothing to verify", global.DataDir)
+				return fmt.Errorf("no store in data dir %s: nothing to verify", a.DataDir)
 			case err != nil:
 				return err
 			}
@@ -102,18 +102,18 @@ The store must not be in use (stop a running crawl first: exit 3 otherwise).`,
 				fmt.Fprintf(out, "DAMAGED %s: %s\n", d.File, d.What)
 			}
 			if !rep.OK() {
-				dir := storePath(global.DataDir)
+				dir := storePath(a.DataDir)
 				return fmt.Errorf("%d of %d store files damaged; restore the last backup: mv %s %s.damaged, then "+
 					"`mapthenet store restore FILE` (README, \"Recovering from damage\")",
 					len(rep.Damage), rep.Files, dir, dir)
 			}
 			if !rep.RecordsRead {
 				fmt.Fprintf(out, "store %s: its %d files are sound; its records were not read (see the note)\n",
-					storePath(global.DataDir), rep.Files)
+					storePath(a.DataDir), rep.Files)
 				return nil
 			}
 			fmt.Fprintf(out, "store %s is sound: %d files; %d domains, %d edges, %d visits, %d removals read\n",
-				storePath(global.DataDir), rep.Files, rep.Records["domains"], rep.Records["edges"],
+				storePath(a.DataDir), rep.Files, rep.Records["domains"], rep.Records["edges"],
 				rep.Records["visits"], rep.Records["removals"])
 			return nil
 		},
@@ -132,7 +132,7 @@ type BackupResult struct {
 	Shards int   `json:"shards"`
 }
 
-func newStoreBackupCommand() *cobra.Command {
+func newStoreBackupCommand(a *app) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "backup --out FILE",
@@ -154,10 +154,10 @@ backup (asked over <data-dir>/crawl.sock) and goes on crawling.`,
 			if err != nil {
 				return usagef("--out %s: %v", out, err)
 			}
-			res, err := backupLocal(abs)
+			res, err := a.backupLocal(abs)
 			if errors.Is(err, graph.ErrLocked) {
-				sock := filepath.Join(global.DataDir, control.SocketName)
-				global.logger.Info("the store is in use: asking the running crawl to write the backup", "socket", sock)
+				sock := filepath.Join(a.DataDir, control.SocketName)
+				a.logger.Info("the store is in use: asking the running crawl to write the backup", "socket", sock)
 				err = control.Call(cmd.Context(), sock, "backup", BackupRequest{Out: abs}, &res)
 				if errors.Is(err, control.ErrNoServer) {
 					return busyError{fmt.Errorf("the store is in use and no crawl answers on %s: back up when it has finished", sock)}
@@ -166,7 +166,7 @@ backup (asked over <data-dir>/crawl.sock) and goes on crawling.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backup of %s written to %s (%d bytes)\n", storePath(global.DataDir), abs, res.Bytes)
+			fmt.Fprintf(cmd.OutOrStdout(), "backup of %s written to %s (%d bytes)\n", storePath(a.DataDir), abs, res.Bytes)
 			return nil
 		},
 	}
@@ -174,8 +174,8 @@ backup (asked over <data-dir>/crawl.sock) and goes on crawling.`,
 	return cmd
 }
 
-func backupLocal(out string) (BackupResult, error) {
-	s, err := openStore(global.DataDir, shard.Options{Graph: graph.Options{Logger: global.logger, NameCache: -1}})
+func (a *app) backupLocal(out string) (BackupResult, error) {
+	s, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: a.logger, NameCache: -1}})
 	if err != nil {
 		return BackupResult{}, err
 	}
@@ -223,7 +223,7 @@ func backupHere(_ context.Context, store *shard.Store, args json.RawMessage) (an
 	return writeBackup(store, req.Out)
 }
 
-func newStoreRestoreCommand() *cobra.Command {
+func newStoreRestoreCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Make a new store from a backup, in a data dir that holds no store",
@@ -241,8 +241,8 @@ place once every shard opens: the store appears whole or not at all.`,
 				return usagef("%v", err)
 			}
 			defer f.Close()
-			dir := storePath(global.DataDir)
-			if err := shard.Restore(dir, f, global.logger); err != nil {
+			dir := storePath(a.DataDir)
+			if err := shard.Restore(dir, f, a.logger); err != nil {
 				if errors.Is(err, graph.ErrNotEmpty) {
 					return fmt.Errorf("%w: move the store aside first (mv %s %s.damaged)", err, dir, strings.TrimSuffix(dir, "/"))
 				}

@@ -19,6 +19,7 @@ func readCurrent(t *testing.T, dir string) string {
 // rebuild on a data dir with no store (a typo, an unset MAPTHENET_DIR)
 // refuses before writing anything: not even the directory is made.
 func TestRebuildRefusesNoStore(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{filepath.Join(t.TempDir(), "typo"), t.TempDir()} {
 		code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z")
 		if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
@@ -33,6 +34,7 @@ func TestRebuildRefusesNoStore(t *testing.T) {
 }
 
 func TestCrawlRefusesNoStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, _, errOut := runIn(t, dir, "crawl", "--until-idle", "--connect-to", "::127.0.0.1:1")
 	if code != exitFailure || !strings.Contains(errOut, "run `mapthenet init` (or pass --create)") {
@@ -49,6 +51,7 @@ func TestCrawlRefusesNoStore(t *testing.T) {
 }
 
 func TestBadValuesAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	for _, args := range [][]string{
@@ -71,6 +74,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 // The snapshot guard: a rebuild of a much smaller (here: empty) store is
 // written but does not become current, exit 1; --accept-shrink publishes it.
 func TestRebuildShrinkGuard(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	if code, _, errOut := runIn(t, dir, "rebuild", "--now", "2026-12-01T03:00:00Z"); code != 0 {
@@ -105,6 +109,7 @@ func TestRebuildShrinkGuard(t *testing.T) {
 // dir, with its store or with the store moved aside to be restored (the
 // demo's rebuild would replace current); it runs again in its own.
 func TestDemoRefusesForeignStore(t *testing.T) {
+	t.Parallel()
 	withStore := t.TempDir()
 	fillStore(t, withStore)
 	storeMoved := rebuiltDir(t)
@@ -145,6 +150,7 @@ func TestDemoRefusesForeignStore(t *testing.T) {
 }
 
 func TestStoreVerifyBackupRestore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fillStore(t, dir)
 	code, out, errOut := runIn(t, dir, "store", "verify")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runIn(t, dir, "version")
 	if code != 0 || !strings.HasPrefix(out, "mapthenet ") || !strings.Contains(out, "go1.") {
@@ -29,6 +30,7 @@ func TestVersion(t *testing.T) {
 // Under --log-format json every line of a failed run parses, the fatal
 // error included (as the last line, level ERROR, with the exit code).
 func TestJSONLogsOfAFailedRun(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := runIn(t, t.TempDir(), "--log-format", "json", "rank", "--top", "3")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
@@ -48,6 +50,7 @@ func TestJSONLogsOfAFailedRun(t *testing.T) {
 }
 
 func TestLogLevel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := runIn(t, dir, "--log-level", "loud", "version"); code != 2 || !strings.Contains(errOut, "--log-level") {
 		t.Errorf("--log-level loud: exit %d, %q", code, errOut)
@@ -62,6 +65,7 @@ func TestLogLevel(t *testing.T) {
 // Exit code 2 comes from the error's type: unknown commands, flags and
 // arguments of every kind, whatever cobra's message says.
 func TestUsageExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"foo"}, {"rank", "--bogus"}, {"version", "extra"}, {"keys", "nope"},
