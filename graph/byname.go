@@ -53,12 +53,49 @@ type RawVisit struct {
 // the view's domain records and visits are read into memory once (about
 // the size of their values in the store, a few bytes an edge) plus 16
 // bytes a domain; a shard's export costs its own size, not the whole
-// store's.
-func (sn *Snapshot) ByName(fn func(*Named) error) (err error) {
+// store's. ByName is LoadByName and one NameOrder.Each of every field.
+func (sn *Snapshot) ByName(fn func(*Named) error) error {
+	no, err := sn.LoadByName()
+	if err != nil {
+		return err
+	}
+	return no.Each(NamedAll, fn)
+}
+
+// NameOrder is a view's domains read into memory for ByName's walk in
+// name order, which Each repeats as often as needed: a local rebuild
+// reads each shard this way once and walks it once per merged stream,
+// with no export to files between. It holds copies of the view's values
+// (the memory ByName costs), not the view itself: the view may be closed
+// once it is loaded. Each may run in several goroutines at once.
+type NameOrder struct {
+	ix         *nameIndex
+	recs       *valueArena
+	followed   []uint64
+	visits     []visitRef
+	firstVisit []int32
+	varena     *valueArena
+}
+
+// NamedFields says what Each decodes of each domain; the rest of Named is
+// left empty (Index is always set).
+type NamedFields uint8
+
+const (
+	NamedState  NamedFields = 1 << iota // State
+	NamedEdges                          // Edges, with their words
+	NamedVisits                         // Visits
+	NamedName                           // State.Name alone (the rest of State left zero)
+	NamedAll    = NamedState | NamedEdges | NamedVisits
+)
+
+// LoadByName reads the view for ByName's walk: the name index, the domain
+// records, the followed flags and the visit log.
+func (sn *Snapshot) LoadByName() (_ *NameOrder, err error) {
 	defer sn.guard(&err)
 	ix, err := sn.nameIndex()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n := sn.numDomains
 	// The records: one scan of d/, values kept in an arena by id.
@@ -75,7 +112,7 @@ func (sn *Snapshot) ByName(fn func(*Named) error) (err error) {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	followed := make([]uint64, (n+63)/64)
 	err = sn.scan(prefixFollow, func(k, _ []byte) error {
@@ -89,7 +126,7 @@ func (sn *Snapshot) ByName(fn func(*Named) error) (err error) {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The visit log, in (id, start) order: each id's entries are
 	// contiguous, so an id needs only the index of its first.
@@ -114,53 +151,82 @@ func (sn *Snapshot) ByName(fn func(*Named) error) (err error) {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &NameOrder{ix: ix, recs: recs, followed: followed, visits: visits, firstVisit: firstVisit, varena: varena}, nil
+}
 
+// Len is the number of names Each walks.
+func (no *NameOrder) Len() int { return len(no.ix.order) }
+
+// Each calls fn for every domain in name order, as ByName does, decoding
+// only fields of each: each field costs a walk over the records, and a
+// rebuild walks them several times. The names' order is checked where
+// they are decoded (NamedState, NamedName).
+func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
+	ix := no.ix
+	n := uint32(len(ix.rank))
 	nd := &Named{}
 	wc := newWordCache()
 	var buf []edge
 	var prev string
 	for i, id := range ix.order {
-		val := recs.get(id)
-		if val == nil {
-			return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
-		}
-		adj, err := decodeDomain(id, val, &nd.State)
-		if err != nil {
-			return err
-		}
-		if i > 0 && nd.State.Name <= prev {
-			return fmt.Errorf("%w: the record of id %d names %q, out of the name index's order (after %q)", errCorrupt, id, nd.State.Name, prev)
-		}
-		prev = nd.State.Name
 		nd.Index = uint32(i)
-		nd.State.FollowedIn = nd.State.FollowedIn || followed[id/64]&(1<<(id%64)) != 0
 		nd.Edges = nd.Edges[:0]
-		if len(adj) > 0 {
-			if buf, err = decodeAdjCached(id, adj, buf[:0], true, wc); err != nil {
+		if fields&(NamedState|NamedName|NamedEdges) != 0 {
+			val := no.recs.get(id)
+			if val == nil {
+				return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
+			}
+			state, adj, err := splitDomain(id, val)
+			if err != nil {
 				return err
 			}
-			for _, e := range buf {
-				r := noRank
-				if e.dst < n {
-					r = ix.rank[e.dst]
+			switch {
+			case fields&NamedState != 0:
+				if err := decodeState(id, state, &nd.State); err != nil {
+					return err
 				}
-				if r == noRank {
-					if ix.removed[e.dst] {
-						continue
-					}
-					return fmt.Errorf("%w: an edge of id %d names id %d, which has no name", errCorrupt, id, e.dst)
+				nd.State.FollowedIn = nd.State.FollowedIn || no.followed[id/64]&(1<<(id%64)) != 0
+			case fields&NamedName != 0:
+				d := dec{b: state}
+				d.uvarint() // the flags
+				nd.State = data.DomainState{ID: id, Name: d.str()}
+				if d.err != nil {
+					return fmt.Errorf("%w: domain state of id %d", d.err, id)
 				}
-				nd.Edges = append(nd.Edges, NamedEdge{Dst: r, FirstSeen: nanosTime(e.first), LastSeen: nanosTime(e.last),
-					Nofollow: e.nofollow, Sitewide: e.sitewide, Words: e.words})
 			}
-			slices.SortFunc(nd.Edges, func(a, b NamedEdge) int { return cmp.Compare(a.Dst, b.Dst) })
+			if fields&(NamedState|NamedName) != 0 {
+				if i > 0 && nd.State.Name <= prev {
+					return fmt.Errorf("%w: the record of id %d names %q, out of the name index's order (after %q)", errCorrupt, id, nd.State.Name, prev)
+				}
+				prev = nd.State.Name
+			}
+			if fields&NamedEdges != 0 && len(adj) > 0 {
+				if buf, err = decodeAdjCached(id, adj, buf[:0], true, wc); err != nil {
+					return err
+				}
+				for _, e := range buf {
+					r := noRank
+					if e.dst < n {
+						r = ix.rank[e.dst]
+					}
+					if r == noRank {
+						if ix.removed[e.dst] {
+							continue
+						}
+						return fmt.Errorf("%w: an edge of id %d names id %d, which has no name", errCorrupt, id, e.dst)
+					}
+					nd.Edges = append(nd.Edges, NamedEdge{Dst: r, FirstSeen: nanosTime(e.first), LastSeen: nanosTime(e.last),
+						Nofollow: e.nofollow, Sitewide: e.sitewide, Words: e.words})
+				}
+				slices.SortFunc(nd.Edges, func(a, b NamedEdge) int { return cmp.Compare(a.Dst, b.Dst) })
+			}
 		}
 		nd.Visits = nd.Visits[:0]
-		if j := firstVisit[id]; j >= 0 {
-			for ; int(j) < len(visits) && visits[j].id == id; j++ {
-				nd.Visits = append(nd.Visits, RawVisit{StartedAt: nanosTime(visits[j].started), Value: varena.value(visits[j].at)})
+		if j := no.firstVisit[id]; fields&NamedVisits != 0 && j >= 0 {
+			for ; int(j) < len(no.visits) && no.visits[j].id == id; j++ {
+				nd.Visits = append(nd.Visits, RawVisit{StartedAt: nanosTime(no.visits[j].started), Value: no.varena.value(no.visits[j].at)})
 			}
 		}
 		if err := fn(nd); err != nil {
@@ -312,4 +378,14 @@ func DecodeState(id uint32, b []byte) (data.DomainState, error) {
 	var st data.DomainState
 	err := decodeState(id, b, &st)
 	return st, err
+}
+
+// splitDomain cuts a domain record into its state and its adjacency
+// (decodeDomain without decoding the state).
+func splitDomain(id uint32, b []byte) (state, adj []byte, err error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("%w: domain record of id %d", errCorrupt, id)
+	}
+	return b[k : k+int(n)], b[k+int(n):], nil
 }
