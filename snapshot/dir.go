@@ -139,9 +139,10 @@ func (d *Dir) Stage(id string) (string, error) {
 	return tmp, nil
 }
 
-// StageParts makes rebuilds/.tmp-parts-<id>-*, where a local rebuild
-// writes its shards' parts (package rebuild) before merging them; the
-// rebuild removes it when done, CleanStale what a killed one left.
+// StageParts makes rebuilds/.tmp-parts-<id>-*, where a rebuild can stage
+// parts (package rebuild) before merging them (a local rebuild merges its
+// shards' views with no parts); the rebuild removes it when done,
+// CleanStale what a killed one left.
 func (d *Dir) StageParts(id string) (string, error) {
 	if err := os.MkdirAll(d.root, 0o755); err != nil {
 		return "", err
