@@ -85,7 +85,7 @@ const (
 	NamedState  NamedFields = 1 << iota // State
 	NamedEdges                          // Edges, with their words
 	NamedVisits                         // Visits
-	NamedName                           // State.Name alone (the rest of State left zero)
+	NamedName                           // State.Name alone (the rest of State left zero; from the name index, not the record)
 	NamedAll    = NamedState | NamedEdges | NamedVisits
 )
 
@@ -159,6 +159,10 @@ func (sn *Snapshot) LoadByName() (_ *NameOrder, err error) {
 // Len is the number of names Each walks.
 func (no *NameOrder) Len() int { return len(no.ix.order) }
 
+// Names are the names Each walks, in its order (shared: not to be
+// changed).
+func (no *NameOrder) Names() []string { return no.ix.names }
+
 // Each calls fn for every domain in name order, as ByName does, decoding
 // only fields of each: each field costs a walk over the records, and a
 // rebuild walks them several times. The names' order is checked where
@@ -173,7 +177,10 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	for i, id := range ix.order {
 		nd.Index = uint32(i)
 		nd.Edges = nd.Edges[:0]
-		if fields&(NamedState|NamedName|NamedEdges) != 0 {
+		if fields&(NamedState|NamedEdges) == 0 && fields&NamedName != 0 {
+			nd.State = data.DomainState{ID: id, Name: ix.names[i]}
+		}
+		if fields&(NamedState|NamedEdges) != 0 {
 			val := no.recs.get(id)
 			if val == nil {
 				return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
@@ -188,19 +195,15 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 					return err
 				}
 				nd.State.FollowedIn = nd.State.FollowedIn || no.followed[id/64]&(1<<(id%64)) != 0
-			case fields&NamedName != 0:
-				d := dec{b: state}
-				d.uvarint() // the flags
-				nd.State = data.DomainState{ID: id, Name: d.str()}
-				if d.err != nil {
-					return fmt.Errorf("%w: domain state of id %d", d.err, id)
+				if nd.State.Name != ix.names[i] {
+					return fmt.Errorf("%w: the record of id %d names %q, its name key %q", errCorrupt, id, nd.State.Name, ix.names[i])
 				}
-			}
-			if fields&(NamedState|NamedName) != 0 {
 				if i > 0 && nd.State.Name <= prev {
 					return fmt.Errorf("%w: the record of id %d names %q, out of the name index's order (after %q)", errCorrupt, id, nd.State.Name, prev)
 				}
 				prev = nd.State.Name
+			case fields&NamedName != 0:
+				nd.State = data.DomainState{ID: id, Name: ix.names[i]}
 			}
 			if fields&NamedEdges != 0 && len(adj) > 0 {
 				if buf, err = decodeAdjCached(id, adj, buf[:0], true, wc); err != nil {
@@ -255,6 +258,7 @@ const noRank = ^uint32(0)
 // nameIndex is the view's name order: the ids in name order and each
 // id's position in it.
 type nameIndex struct {
+	names   []string // in name order
 	order   []uint32
 	rank    []uint32 // by id; noRank where none
 	removed map[uint32]bool
@@ -279,6 +283,7 @@ func (sn *Snapshot) nameIndex() (*nameIndex, error) {
 		}
 		ix.rank[id] = uint32(len(ix.order))
 		ix.order = append(ix.order, id)
+		ix.names = append(ix.names, string(name))
 		return nil
 	})
 	return ix, err

@@ -29,7 +29,7 @@ func localMerge(orders []*graph.NameOrder) (*Merge, error) {
 		for i := range ids {
 			ids[i] = uint32(i)
 		}
-		return &Merge{in: in, ids: [][]uint32{ids}, n: uint32(n)}, nil
+		return &Merge{in: in, ids: [][]uint32{ids}, n: uint32(n), names: orders[0].Names()}, nil
 	}
 	return newMerge(in)
 }

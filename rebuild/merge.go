@@ -32,9 +32,10 @@ import (
 // Memory: the id table (4 bytes per name per part that knows it) and a
 // batch of rows per part and file; never the edges.
 type Merge struct {
-	in  []mergeInput
-	ids [][]uint32 // per part: row of its domains file → global id
-	n   uint32
+	in    []mergeInput
+	ids   [][]uint32 // per part: row of its domains file → global id
+	n     uint32
+	names []string // by global id
 }
 
 // OpenMerge checks that parts are the K parts of one store, in shard
@@ -95,6 +96,7 @@ func (mg *Merge) number() error {
 			return fmt.Errorf("merge: %s: names out of order (%q after %q)", mg.in[k], name, last)
 		}
 		last = strings.Clone(name)
+		mg.names = append(mg.names, last)
 		g := mg.n
 		mg.n++
 		for h.Len() > 0 && heads[h.top()].Domain == last {
@@ -120,6 +122,10 @@ func (mg *Merge) number() error {
 
 // NumDomains is the number of distinct names: ids are 0 to NumDomains-1.
 func (mg *Merge) NumDomains() uint32 { return mg.n }
+
+// Names are the domains' names by id, read when the parts were opened:
+// the rebuild's name table without a walk of every state for it.
+func (mg *Merge) Names() []string { return mg.names }
 
 // global maps row of part k to its global id.
 func (mg *Merge) global(k int, row int32) (uint32, error) {
