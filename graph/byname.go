@@ -147,6 +147,11 @@ func (sn *Snapshot) LoadByName() (_ *NameOrder, err error) {
 		if firstVisit[id] < 0 {
 			firstVisit[id] = int32(len(visits))
 		}
+		if len(visits) == cap(visits) {
+			// Doubled: append's growth by a quarter copies the log's
+			// index again and again.
+			visits = slices.Grow(visits, max(1024, len(visits)))
+		}
 		visits = append(visits, visitRef{id: id, started: int64(binary.BigEndian.Uint64(k[6:])), at: varena.add(v)})
 		return nil
 	})
@@ -266,7 +271,8 @@ type nameIndex struct {
 
 func (sn *Snapshot) nameIndex() (*nameIndex, error) {
 	n := sn.numDomains
-	ix := &nameIndex{rank: make([]uint32, n), removed: map[uint32]bool{}}
+	ix := &nameIndex{rank: make([]uint32, n), removed: map[uint32]bool{},
+		order: make([]uint32, 0, n), names: make([]string, 0, n)} // n: as many as the ids, the most there can be
 	for i := range ix.rank {
 		ix.rank[i] = noRank
 	}

@@ -132,6 +132,9 @@ func (mg *Merge) global(k int, row int32) (uint32, error) {
 	if row < 0 || int(row) >= len(mg.ids[k]) {
 		return 0, fmt.Errorf("merge: %s names domain row %d of %d", mg.in[k], row, len(mg.ids[k]))
 	}
+	if len(mg.ids) == 1 {
+		return uint32(row), nil // one part's rows are the ids: no lookup, which per edge is a cache miss
+	}
 	return mg.ids[k][row], nil
 }
 
