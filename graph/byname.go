@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -75,6 +76,36 @@ type NameOrder struct {
 	visits     []visitRef
 	firstVisit []int32
 	varena     *valueArena
+	statesOnly bool // KeepStates let the edges and visits go: recs hold states
+}
+
+// errStatesOnly: a walk of edges or visits after KeepStates.
+var errStatesOnly = errors.New("graph: the loaded view kept its states only: its edges and visits were let go")
+
+// KeepStates lets go of the loaded edges and visits (most of the memory a
+// loaded view takes), keeping the states for later walks of NamedState
+// and NamedName: a rebuild's last pass over the domains needs no more.
+// The states are kept in name order, so that such a walk reads them in
+// sequence. Not while a walk runs.
+func (no *NameOrder) KeepStates() error {
+	if no.statesOnly {
+		return nil
+	}
+	recs := newValueArena(uint32(len(no.recs.byID)))
+	for _, id := range no.ix.order {
+		val := no.recs.get(id)
+		if val == nil {
+			continue // Each says so
+		}
+		state, _, err := splitDomain(id, val)
+		if err != nil {
+			return err
+		}
+		recs.put(id, state)
+	}
+	no.recs, no.statesOnly = recs, true
+	no.visits, no.firstVisit, no.varena = nil, nil, nil
+	return nil
 }
 
 // NamedFields says what Each decodes of each domain; the rest of Named is
@@ -175,6 +206,9 @@ func (no *NameOrder) Names() []string { return no.ix.names }
 func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	ix := no.ix
 	n := uint32(len(ix.rank))
+	if no.statesOnly && fields&(NamedEdges|NamedVisits) != 0 {
+		return errStatesOnly
+	}
 	nd := &Named{}
 	wc := newWordCache()
 	var buf []edge
@@ -190,9 +224,12 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 			if val == nil {
 				return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
 			}
-			state, adj, err := splitDomain(id, val)
-			if err != nil {
-				return err
+			state, adj := val, []byte(nil)
+			if !no.statesOnly {
+				var err error
+				if state, adj, err = splitDomain(id, val); err != nil {
+					return err
+				}
 			}
 			switch {
 			case fields&NamedState != 0:
@@ -211,6 +248,7 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 				nd.State = data.DomainState{ID: id, Name: ix.names[i]}
 			}
 			if fields&NamedEdges != 0 && len(adj) > 0 {
+				var err error
 				if buf, err = decodeAdjCached(id, adj, buf[:0], true, wc); err != nil {
 					return err
 				}
@@ -232,8 +270,8 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 			}
 		}
 		nd.Visits = nd.Visits[:0]
-		if j := no.firstVisit[id]; fields&NamedVisits != 0 && j >= 0 {
-			for ; int(j) < len(no.visits) && no.visits[j].id == id; j++ {
+		if fields&NamedVisits != 0 && no.firstVisit[id] >= 0 {
+			for j := no.firstVisit[id]; int(j) < len(no.visits) && no.visits[j].id == id; j++ {
 				nd.Visits = append(nd.Visits, RawVisit{StartedAt: nanosTime(no.visits[j].started), Value: no.varena.value(no.visits[j].at)})
 			}
 		}

@@ -134,7 +134,8 @@ func TestNameOrderEach(t *testing.T) {
 	if no.Len() != len(all) {
 		t.Fatalf("Len %d, ByName walks %d", no.Len(), len(all))
 	}
-	for _, fields := range []NamedFields{NamedAll, NamedState, NamedName, NamedEdges, NamedVisits, NamedEdges | NamedName} {
+	check := func(fields NamedFields) {
+		t.Helper()
 		var i int
 		must(t, no.Each(fields, func(n *Named) error {
 			want := all[i]
@@ -161,6 +162,19 @@ func TestNameOrderEach(t *testing.T) {
 		}))
 		if i != len(all) {
 			t.Errorf("fields %b: %d rows, want %d", fields, i, len(all))
+		}
+	}
+	for _, fields := range []NamedFields{NamedAll, NamedState, NamedName, NamedEdges, NamedVisits, NamedEdges | NamedName} {
+		check(fields)
+	}
+	// Kept to its states, the view walks them as before, and refuses a
+	// walk of what it let go.
+	must(t, no.KeepStates())
+	check(NamedState)
+	check(NamedName)
+	for _, fields := range []NamedFields{NamedEdges, NamedVisits, NamedAll} {
+		if err := no.Each(fields, func(*Named) error { return nil }); !errors.Is(err, errStatesOnly) {
+			t.Errorf("fields %b after KeepStates: %v", fields, err)
 		}
 	}
 }

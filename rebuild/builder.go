@@ -103,9 +103,23 @@ func (b *builder) build(ctx context.Context, src Source) error {
 		if err != nil {
 			return fmt.Errorf("rebuild stage %s: %w", s.name, err)
 		}
+		if r, ok := src.(edgesReleaser); ok && s.name == "visits" {
+			if err := r.ReleaseEdges(); err != nil {
+				return fmt.Errorf("rebuild stage %s: %w", s.name, err)
+			}
+		}
 		b.timed(s.name, start, rows)
 	}
 	return nil
+}
+
+// edgesReleaser is a Source that can let go of what it holds for its
+// edges, visits and link words once they are read (a Merge of local
+// shards: most of its memory); the stages after the visits read only the
+// domains, and the ranks' and map's own memory comes then.
+type edgesReleaser interface {
+	Source
+	ReleaseEdges() error
 }
 
 // namedSource is a Source that has its names at hand, by id, its ids

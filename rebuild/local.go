@@ -52,6 +52,17 @@ type localInput struct {
 
 func (li *localInput) String() string { return fmt.Sprintf("shard %d", li.shard) }
 
+// releaseEdges keeps of the loaded view only the states.
+func (li *localInput) releaseEdges() error {
+	li.mu.Lock()
+	li.tally = nil
+	li.mu.Unlock()
+	if err := li.order.KeepStates(); err != nil {
+		return fmt.Errorf("%s: %w", li, err)
+	}
+	return nil
+}
+
 func (li *localInput) domainCount() int64 { return int64(li.order.Len()) }
 
 func (li *localInput) countSource(n int64) string { return fmt.Sprintf("its view has %d", n) }

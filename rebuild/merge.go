@@ -123,6 +123,21 @@ func (mg *Merge) number() error {
 // NumDomains is the number of distinct names: ids are 0 to NumDomains-1.
 func (mg *Merge) NumDomains() uint32 { return mg.n }
 
+// ReleaseEdges tells the merge that its edges, visits and link words
+// will not be read again, only its domains: a local shard's loaded view
+// then lets them go (graph.NameOrder.KeepStates), most of its memory;
+// parts' files hold nothing in memory. Not while a stream is read.
+func (mg *Merge) ReleaseEdges() error {
+	for _, in := range mg.in {
+		if r, ok := in.(interface{ releaseEdges() error }); ok {
+			if err := r.releaseEdges(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Names are the domains' names by id, read when the parts were opened:
 // the rebuild's name table without a walk of every state for it.
 func (mg *Merge) Names() []string { return mg.names }

@@ -215,7 +215,8 @@ func TestReshardKeepsSnapshot(t *testing.T) {
 // Run reads a local store's shards straight from their views; a fleet
 // exports them as parts (ExportPart) and merges those (RunParts). Both
 // give the same snapshot files, byte for byte, for one shard and several.
-// And a merge stream left early stops its walks and can be read again.
+// And a merge stream left early stops its walks and can be read again;
+// once its edges are released, only its domains.
 func TestLocalMergeMatchesParts(t *testing.T) {
 	for _, k := range []int{1, 3} {
 		dir := t.TempDir()
@@ -276,6 +277,17 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 		}
 		if want := m.Counts[data.EdgesFile]; edges != want {
 			t.Errorf("K=%d: %d edges after two passes left early, want %d", k, edges, want)
+		}
+		// Released, it still reads its domains, and refuses its edges.
+		if err := local.ReleaseEdges(); err != nil {
+			t.Fatal(err)
+		}
+		var domains int64
+		if err := local.Domains(func(*data.DomainState) error { domains++; return nil }); err != nil || domains != m.Counts[data.DomainsFile] {
+			t.Errorf("K=%d: %d domains after ReleaseEdges (%v), want %d", k, domains, err, m.Counts[data.DomainsFile])
+		}
+		if err := local.Edges(func(*data.EdgeRecord) error { return nil }); err == nil {
+			t.Errorf("K=%d: edges read after ReleaseEdges", k)
 		}
 	}
 }
