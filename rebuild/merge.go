@@ -16,9 +16,11 @@ import (
 // Source): a streaming k-way merge of the parts' rows, each part's sorted
 // by name. A part is read either from its files (OpenMerge: a fleet's
 // nodes export them) or straight from a local shard's view (localMerge:
-// a rebuild of a store on this machine), through mergeInput. A domain's global id is its index in the name order of all the
-// parts' names together, so the same store gives the same ids, rows and
-// files whatever its K (and whatever order it was recorded in).
+// a rebuild of a store on this machine), through mergeInput. A domain's
+// global id is its index in the name order of all the parts' names
+// together, so the same store gives the same ids, rows and files whatever
+// its K (and whatever order it was recorded in), and whether its parts
+// were files or not.
 //
 // A name several shards know (a domain and the references to it as a
 // link target) is one domain: its state is that of the record with the
@@ -29,8 +31,11 @@ import (
 // (a domain with out-links in two parts is refused), and the link-word
 // counts of the shards count disjoint linking domains, so they add up.
 //
-// Memory: the id table (4 bytes per name per part that knows it) and a
-// batch of rows per part and file; never the edges.
+// Memory: the id table (4 bytes per name per part that knows it), the
+// names by id (the rebuild's name table) and a few batches of rows per
+// part and stream; never the edges. A local shard's part is its view
+// loaded in memory (graph.NameOrder), kept to its states once the edges
+// are read (ReleaseEdges).
 type Merge struct {
 	in    []mergeInput
 	ids   [][]uint32 // per part: row of its domains file → global id
