@@ -113,6 +113,72 @@ func TestByNameOrderAndContent(t *testing.T) {
 	}
 }
 
+// A loaded view walks as often as asked, after its view is closed, each
+// walk the same as ByName's in the fields it asks for and empty in the
+// others.
+func TestNameOrderEach(t *testing.T) {
+	s := openMem(t)
+	fillSmall(t, s)
+	var all []Named
+	sn, err := s.Snapshot()
+	must(t, err)
+	must(t, sn.ByName(func(n *Named) error {
+		c := *n
+		c.Edges, c.Visits = slices.Clone(n.Edges), slices.Clone(n.Visits)
+		all = append(all, c)
+		return nil
+	}))
+	no, err := sn.LoadByName()
+	must(t, err)
+	sn.Close()
+	if no.Len() != len(all) {
+		t.Fatalf("Len %d, ByName walks %d", no.Len(), len(all))
+	}
+	check := func(fields NamedFields) {
+		t.Helper()
+		var i int
+		must(t, no.Each(fields, func(n *Named) error {
+			want := all[i]
+			i++
+			if fields&NamedState == 0 {
+				name := want.State.Name
+				want.State = data.DomainState{}
+				if fields&NamedName != 0 {
+					want.State = data.DomainState{ID: n.State.ID, Name: name}
+				}
+			}
+			if fields&NamedEdges == 0 {
+				want.Edges = nil
+			}
+			if fields&NamedVisits == 0 {
+				want.Visits = nil
+			}
+			if n.Index != want.Index || !reflect.DeepEqual(n.State, want.State) || len(n.Edges) != len(want.Edges) ||
+				len(n.Visits) != len(want.Visits) || len(n.Edges) > 0 && !reflect.DeepEqual(n.Edges, want.Edges) ||
+				len(n.Visits) > 0 && !reflect.DeepEqual(n.Visits, want.Visits) {
+				return fmt.Errorf("fields %b, row %d: %+v, want %+v", fields, n.Index, *n, want)
+			}
+			return nil
+		}))
+		if i != len(all) {
+			t.Errorf("fields %b: %d rows, want %d", fields, i, len(all))
+		}
+	}
+	for _, fields := range []NamedFields{NamedAll, NamedState, NamedName, NamedEdges, NamedVisits, NamedEdges | NamedName} {
+		check(fields)
+	}
+	// Kept to its states, the view walks them as before, and refuses a
+	// walk of what it let go.
+	must(t, no.KeepStates())
+	check(NamedState)
+	check(NamedName)
+	for _, fields := range []NamedFields{NamedEdges, NamedVisits, NamedAll} {
+		if err := no.Each(fields, func(*Named) error { return nil }); !errors.Is(err, errStatesOnly) {
+			t.Errorf("fields %b after KeepStates: %v", fields, err)
+		}
+	}
+}
+
 // Import of every domain ByName lists makes a store whose view is the same
 // (ids aside), removal list included.
 func TestImportRoundTrip(t *testing.T) {

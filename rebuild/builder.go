@@ -103,13 +103,46 @@ func (b *builder) build(ctx context.Context, src Source) error {
 		if err != nil {
 			return fmt.Errorf("rebuild stage %s: %w", s.name, err)
 		}
+		if r, ok := src.(edgesReleaser); ok && s.name == "visits" {
+			if err := r.ReleaseEdges(); err != nil {
+				return fmt.Errorf("rebuild stage %s: %w", s.name, err)
+			}
+		}
 		b.timed(s.name, start, rows)
 	}
 	return nil
 }
 
+// edgesReleaser is a Source that can let go of what it holds for its
+// edges, visits and link words once they are read (a Merge of local
+// shards: most of its memory); the stages after the visits read only the
+// domains, and the ranks' and map's own memory comes then.
+type edgesReleaser interface {
+	Source
+	ReleaseEdges() error
+}
+
+// namedSource is a Source that has its names at hand, by id, its ids
+// dense (a Merge: it numbered the domains by their names): the name table
+// without a walk of every domain's state.
+type namedSource interface {
+	Source
+	Names() []string
+}
+
 // readDomains builds the id → name table.
 func (b *builder) readDomains(ctx context.Context, src Source) (int64, error) {
+	if ns, ok := src.(namedSource); ok && uint32(len(ns.Names())) == src.NumDomains() {
+		b.names = ns.Names()
+		b.dense = make([]int32, len(b.names))
+		for i := range b.dense {
+			b.dense[i] = int32(i)
+		}
+		b.identity = true
+		b.in = make([]uint32, len(b.names))
+		b.out = make([]uint32, len(b.names))
+		return int64(len(b.names)), nil
+	}
 	b.dense = make([]int32, src.NumDomains())
 	for i := range b.dense {
 		b.dense[i] = -1

@@ -7,11 +7,15 @@
 // Run takes a view of every shard of the store (package shard) and
 // streams it through these stages, each timed in the manifest:
 //
-//	export     each shard's view exported as a part (ExportPart: its names in
-//	           order with their states, edges, link-word counts, visits; as many
-//	           at once as there are cores), and the parts' names merged into the
-//	           id table (Merge: a domain's id is its position in name order, so
-//	           any K gives the same snapshot)
+//	export     each shard's view read into memory in name order (as many at once
+//	           as there are cores; graph.NameOrder), and the shards' names merged
+//	           into the id table (Merge: a domain's id is its position in name
+//	           order, so any K gives the same snapshot). Each later pass walks
+//	           every shard in a goroutine of its own and merges the rows a part
+//	           holds (its names with their states, edges, link-word counts,
+//	           visits) as they come, with no part files between; a fleet's
+//	           nodes write parts (ExportPart) and RunParts merges those the
+//	           same way
 //	domains    id → name table, crawl flags (memory: one entry per domain)
 //	edges      edges.parquet, followed pairs for the rank graph, in/out counts
 //	link_words link_words.parquet, the top words of each domain from the parts' summed counts

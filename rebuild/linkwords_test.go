@@ -53,3 +53,32 @@ func TestLinkWordTop(t *testing.T) {
 		t.Errorf("top:\n%s\nwant\n%s", g, want)
 	}
 }
+
+// The tally counts uses across its chunks as one: each (target, word)
+// once, in order, with its count.
+func TestLinkWordTallyChunks(t *testing.T) {
+	tally := newLinkWordTally()
+	want := map[string]int64{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 { // several chunks
+		dst, w := uint32(r.IntN(40)), fmt.Sprint("w", r.IntN(30))
+		tally.add(dst, []string{w})
+		want[fmt.Sprint(dst, " ", w)]++
+	}
+	var prev string
+	err := tally.counts(func(dst uint32, word string, n int64) error {
+		key := fmt.Sprint(dst, " ", word)
+		if prev != "" && fmt.Sprintf("%010d %s", dst, word) <= prev {
+			t.Errorf("%s after %s", key, prev)
+		}
+		prev = fmt.Sprintf("%010d %s", dst, word)
+		if want[key] != n {
+			t.Errorf("%s: %d, want %d", key, n, want[key])
+		}
+		delete(want, key)
+		return nil
+	})
+	if err != nil || len(want) > 0 {
+		t.Errorf("err %v; not counted: %v", err, want)
+	}
+}

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/layout"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/schedule"
@@ -71,8 +70,9 @@ type Options struct {
 }
 
 // Source is what a rebuild reads: one view of the whole store, by id.
-// The merge of the shards' exports (merge.go) is the one Run reads: its
-// ids are dense and in name order. Tests give their own.
+// The merge of the shards (merge.go: of their loaded views for Run, of
+// their parts for RunParts) is the one the commands read: its ids are
+// dense and in name order. Tests give their own.
 type Source interface {
 	NumDomains() uint32
 	// Domains calls fn for every domain in id order.
@@ -93,12 +93,14 @@ type Source interface {
 // be written (by a crawl) meanwhile: the views do not see it.
 //
 // Every store goes the same way, whatever its K: a view of each shard
-// (taken at once), each exported as a part (ExportPart, K at once on as
-// many cores) into rebuilds/.tmp-parts-<id>-*, then the parts merged
-// (Merge) into the snapshot; the parts are removed after. So a store of
-// one shard and of eight give the same snapshot.
+// (taken at once), each read into memory in name order (K at once on as
+// many cores; the views are let go then), then merged (Merge) into the
+// snapshot, each shard's rows handed to the merge as ExportPart would
+// write them but without the files (localMerge). So a store of one shard
+// and of eight give the same snapshot, and the same as RunParts over
+// the parts of the same views.
 func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest, error) {
-	return run(ctx, opts, func(dir *snapshot.Dir, id string) (Source, func() error, error) {
+	return run(ctx, opts, func(*snapshot.Dir, string) (Source, func() error, error) {
 		// A table block that fails its checksum ends Badger's iterators
 		// without an error: check them all before reading, so that a
 		// damaged store fails the rebuild rather than thin its snapshot.
@@ -110,27 +112,24 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
 		}
 		defer views.Close()
-		partsDir, err := dir.StageParts(id)
+		orders := make([]*graph.NameOrder, views.Shards())
+		err = parallel(ctx, views.Shards(), func(i int) error {
+			no, err := views.Shard(i).LoadByName()
+			if err != nil {
+				return fmt.Errorf("reading shard %d: %w", i, err)
+			}
+			orders[i] = no
+			return nil
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		cleanup := func() error { return os.RemoveAll(partsDir) }
-		asOf := time.Now()
-		parts := make([]*snapshot.Part, views.Shards())
-		err = parallel(ctx, views.Shards(), func(i int) error {
-			p, err := ExportPart(ctx, views.Shard(i), filepath.Join(partsDir, PartDir(i)), PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf})
-			parts[i] = p
-			return err
-		})
-		if err == nil {
-			views.Close() // the parts hold all the rebuild reads: let the store's views go
-			var m *Merge
-			if m, err = OpenMerge(parts); err == nil {
-				return m, cleanup, nil
-			}
+		views.Close() // the loaded views hold all the rebuild reads: let the store's go
+		m, err := localMerge(orders)
+		if err != nil {
+			return nil, nil, err
 		}
-		cleanup()
-		return nil, nil, err
+		return m, func() error { return nil }, nil
 	})
 }
 

@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/graphgen"
 	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
@@ -96,6 +98,13 @@ func snapshotHashes(t *testing.T, s *shard.Store, dataDir string, at time.Time) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fileHashes(t, dataDir, m)
+}
+
+// fileHashes is a line per Parquet file of snapshot m in dataDir: its
+// name, SHA-256 and rows.
+func fileHashes(t *testing.T, dataDir string, m *data.Manifest) []string {
+	t.Helper()
 	var lines []string
 	for _, file := range snapshot.ParquetFiles {
 		f, err := snapshot.Local(dataDir).Open(m.ID, file)
@@ -200,5 +209,85 @@ func TestReshardKeepsSnapshot(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("reshard left %v", left)
+	}
+}
+
+// Run reads a local store's shards straight from their views; a fleet
+// exports them as parts (ExportPart) and merges those (RunParts). Both
+// give the same snapshot files, byte for byte, for one shard and several.
+// And a merge stream left early stops its walks and can be read again;
+// once its edges are released, only its domains.
+func TestLocalMergeMatchesParts(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		dir := t.TempDir()
+		s, err := shard.Open(filepath.Join(dir, "store"), shard.Options{Create: true, Shards: k, Platforms: []string{"github.io"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		fillWeb(t, s, 0)
+		fillWeb(t, s, 1)
+		want := snapshotHashes(t, s, filepath.Join(dir, "local"), asOf)
+
+		views, err := s.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer views.Close()
+		parts := make([]*snapshot.Part, k)
+		orders := make([]*graph.NameOrder, k)
+		for i := range k {
+			if parts[i], err = ExportPart(t.Context(), views.Shard(i), filepath.Join(dir, "parts", PartDir(i)), PartInfo{Shard: i, Shards: k, AsOf: asOf}); err != nil {
+				t.Fatal(err)
+			}
+			if orders[i], err = views.Shard(i).LoadByName(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o := Options{DataDir: filepath.Join(dir, "parts-run"), Now: asOf, Tiers: testTiers}
+		o.Rank.Workers = 2
+		m, err := RunParts(t.Context(), parts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fileHashes(t, o.DataDir, m); !slices.Equal(got, want) {
+			t.Errorf("K=%d: a rebuild over parts gives other files than a local one:\n%s\nwant\n%s", k, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+
+		local, err := localMerge(orders)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := errors.New("enough")
+		for range 2 {
+			var n int
+			err = local.Edges(func(*data.EdgeRecord) error {
+				if n++; n == 10 {
+					return stop
+				}
+				return nil
+			})
+			if !errors.Is(err, stop) {
+				t.Errorf("K=%d: edges left early: %v", k, err)
+			}
+		}
+		var edges int64
+		if err := local.Edges(func(*data.EdgeRecord) error { edges++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if want := m.Counts[data.EdgesFile]; edges != want {
+			t.Errorf("K=%d: %d edges after two passes left early, want %d", k, edges, want)
+		}
+		// Released, it still reads its domains, and refuses its edges.
+		if err := local.ReleaseEdges(); err != nil {
+			t.Fatal(err)
+		}
+		var domains int64
+		if err := local.Domains(func(*data.DomainState) error { domains++; return nil }); err != nil || domains != m.Counts[data.DomainsFile] {
+			t.Errorf("K=%d: %d domains after ReleaseEdges (%v), want %d", k, domains, err, m.Counts[data.DomainsFile])
+		}
+		if err := local.Edges(func(*data.EdgeRecord) error { return nil }); err == nil {
+			t.Errorf("K=%d: edges read after ReleaseEdges", k)
+		}
 	}
 }

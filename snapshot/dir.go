@@ -139,16 +139,6 @@ func (d *Dir) Stage(id string) (string, error) {
 	return tmp, nil
 }
 
-// StageParts makes rebuilds/.tmp-parts-<id>-*, where a local rebuild
-// writes its shards' parts (package rebuild) before merging them; the
-// rebuild removes it when done, CleanStale what a killed one left.
-func (d *Dir) StageParts(id string) (string, error) {
-	if err := os.MkdirAll(d.root, 0o755); err != nil {
-		return "", err
-	}
-	return os.MkdirTemp(d.root, tempPrefix+"parts-"+id+"-")
-}
-
 // Publish syncs the staged directory, renames it to rebuilds/<id> and
 // makes the rename durable.
 func (d *Dir) Publish(id, staged string) error {
