@@ -207,8 +207,8 @@ func BenchmarkDomainPagesWrk(b *testing.B) {
 				how = "paced (" + run.delay + " ms between requests)"
 			}
 			b.Logf("%s pages, %s connections %s: %s requests/s, latency p50 %s, p90 %s, p99 %s, max %s; non-2xx %s; load average %s",
-				target.name, run.conns, how, field(`Requests/sec:\s+([\d.]+)`), field(`50%\s+(\S+)`), field(`90%\s+(\S+)`),
-				field(`99%\s+(\S+)`), field(`Latency\s+\S+\s+\S+\s+(\S+)`), field(`Non-2xx or 3xx responses: (\d+)`), load)
+				target.name, run.conns, how, field(`Requests/sec:\s+([\d.]+)`), field(`(?m)^\s+50%\s+(\S+)`), field(`(?m)^\s+90%\s+(\S+)`),
+				field(`(?m)^\s+99%\s+(\S+)`), field(`Latency\s+\S+\s+\S+\s+(\S+)`), field(`Non-2xx or 3xx responses: (\d+)`), load)
 		}
 	}
 }
