@@ -80,7 +80,14 @@ func TestSnapshotBytes(t *testing.T) {
 		}
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	golden := filepath.Join("testdata", "snapshot-sha256.golden")
+	checkGolden(t, "snapshot-sha256.golden", got)
+}
+
+// checkGolden compares got with testdata/name, or rewrites the file with
+// -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

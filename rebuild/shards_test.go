@@ -153,19 +153,7 @@ func TestShardedSnapshotBytes(t *testing.T) {
 		}
 	}
 	got := strings.Join(first, "\n") + "\n"
-	golden := filepath.Join("testdata", "sharded-sha256.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("snapshot files differ from %s (-update rewrites it, if the change is meant):\n%s", golden, got)
-	}
+	checkGolden(t, "sharded-sha256.golden", got)
 }
 
 // Resharding 1→8→3 keeps the store's content: each reshard is checked by

@@ -322,15 +322,9 @@ func snapshotStorage(ctx context.Context, dataDir, loc string, log *slog.Logger)
 			return nil, usagef("--snapshots %s: that is the data directory, whose rebuilds/ holds the snapshots anyway", loc)
 		}
 	}
-	st, err := l.Open(os.Getenv)
-	if errors.Is(err, objstore.ErrBadLocation) {
-		return nil, usageError{fmt.Errorf("--snapshots: %w", err)}
-	}
+	st, err := openSnapshotStore(ctx, loc)
 	if err != nil {
 		return nil, err
-	}
-	if err := st.Check(ctx); err != nil {
-		return nil, fmt.Errorf("--snapshots %s: %w", loc, err)
 	}
 	local := snapshot.Local(dataDir)
 	return snapshot.Mirror(local, objstore.NewStorage(ctx, st, local.Location("", ""), log)), nil
