@@ -33,29 +33,17 @@ func TestFleetCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs an etcd cluster and three crawl processes (about 40 s)")
 	}
-	etcd := etcdtest.Processes(t, 3)
-	bin := buildBinary(t)
-	r := serve(t, fleetWebConfig)
-	w := r.web
-	base := t.TempDir()
-	snaps := filepath.Join(base, "snapshots")
-	if err := os.Mkdir(snaps, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, bin, "--data-dir", filepath.Join(base, "admin"), "fleet", "init", "--fleet", etcd.URL(), "--shards", "6")
+	f := newFleet(t)
+	etcd, bin, r, w, base, snaps, seeds := f.etcd, f.bin, f.r, f.r.web, f.base, f.snaps, f.seeds
 
 	t0 := time.Now()
 	var nodes []*opsProc
 	for i := range 3 {
-		nodes = append(nodes, startFleetNode(t, bin, r, now, etcd.URL(), snaps, filepath.Join(base, fmt.Sprintf("node%d", i)), fmt.Sprintf("n%d", i)))
-	}
-	var seeds []string
-	for _, s := range w.Sites() {
-		seeds = append(seeds, s.Domain)
+		nodes = append(nodes, f.startNode(t, i, now))
 	}
 	waitVisited(t, nodes, seeds, 90*time.Second)
 	t.Logf("3 nodes visited %d sites in %v", len(seeds), time.Since(t0).Round(time.Millisecond))
-	fleetRebuild(t, bin, etcd.URL(), snaps, filepath.Join(base, "admin"), now.Add(time.Hour))
+	fleetRebuild(t, bin, etcd.URL(), snaps, f.admin(), now.Add(time.Hour))
 	var fleetCPU time.Duration
 	for _, n := range nodes {
 		if code := n.stop(t, 20*time.Second); code != 0 {
@@ -65,7 +53,7 @@ func TestFleetCrawl(t *testing.T) {
 	}
 	fleetPages := len(w.Requests())
 	checkFleetLog(t, w, w.Requests(), 0, movedDuringCrawl(nodes, w.Requests()))
-	fleetRows := snapshotRows(t, filepath.Join(base, "admin"))
+	fleetRows := snapshotRows(t, f.admin())
 
 	// The same web crawled by one node, rebuilt by itself.
 	w.Reset()
@@ -99,7 +87,7 @@ func TestFleetCrawl(t *testing.T) {
 	// 200 days on, most of the schedule is due again: the three nodes
 	// crawl it, and one is killed (SIGKILL) as soon as it has recorded a
 	// visit.
-	admin := &run{dir: filepath.Join(base, "admin")}
+	admin := &run{dir: f.admin()}
 	later := now.Add(200 * 24 * time.Hour)
 	var due []string
 	for _, row := range readSnapshot[data.ScheduleRow](t, admin, "schedule.parquet") {
@@ -115,7 +103,7 @@ func TestFleetCrawl(t *testing.T) {
 	start2 := time.Now()
 	nodes = nodes[:0]
 	for i := range 3 {
-		nodes = append(nodes, startFleetNode(t, bin, r, later, etcd.URL(), snaps, filepath.Join(base, fmt.Sprintf("node%d", i)), fmt.Sprintf("n%d", i)))
+		nodes = append(nodes, f.startNode(t, i, later))
 	}
 	victim := nodes[2]
 	victim.waitFor(t, "a recorded visit on n2", 60*time.Second, func() bool { return len(victim.logged("visit recorded")) > 0 })
@@ -129,6 +117,7 @@ func TestFleetCrawl(t *testing.T) {
 	// until then by every node (the hold-offs in etcd): their visit of
 	// this round is the one that was told to wait.
 	held := holdOffs(t, etcd)
+	t.Logf("hold-offs in etcd: %v", slices.Sorted(maps.Keys(held)))
 	due = slices.DeleteFunc(due, func(d string) bool { return held[d] })
 	waitVisited(t, nodes[:2], due, 90*time.Second)
 	t.Logf("n0 and n1 visited every due domain %v after the kill", time.Since(killed).Round(time.Millisecond))
@@ -183,7 +172,6 @@ func holdOffs(t *testing.T, etcd *etcdtest.Cluster) map[string]bool {
 			out[d] = true
 		}
 	}
-	t.Logf("hold-offs in etcd: %v", slices.Sorted(maps.Keys(out)))
 	return out
 }
 
@@ -212,13 +200,55 @@ func fleetCrawlFlags(r *run, at time.Time) []string {
 		"--connect-to", r.web.ConnectTo(), "--ca-cert", r.web.CAFile(), "--response-timeout", "3s"}
 }
 
-func startFleetNode(t *testing.T, bin string, r *run, at time.Time, url, snaps, dir, name string) *opsProc {
-	t.Helper()
-	return startOps(t, bin, dir, append(fleetCrawlFlags(r, at), "--fleet", url, "--node", name, "--snapshots", snaps,
-		"--lease-ttl", "2s", "--recheck", "1s")...)
+// fleetShards is the fleet's shard count in the tests: two per node.
+const fleetShards = 6
+
+// fleetFixture is a fleet ready to crawl: a 3-member etcd of processes
+// (skipped, saying why, without an etcd binary unless
+// MAPTHENET_REQUIRE_ETCD=1), the built binary, fleetWebConfig's web, a
+// snapshot store and an admin data directory, and `fleet init` done.
+type fleetFixture struct {
+	etcd  *etcdtest.Cluster
+	bin   string
+	r     *run
+	base  string   // the test's directory: admin/, snapshots/, node<i>/
+	snaps string   // the snapshot store
+	seeds []string // every site of the web
 }
 
-func mustRun(t *testing.T, bin string, args ...string) string {
+func newFleet(t *testing.T) *fleetFixture {
+	t.Helper()
+	f := &fleetFixture{etcd: etcdtest.Processes(t, 3), bin: buildBinary(t), r: serve(t, fleetWebConfig), base: t.TempDir()}
+	f.snaps = filepath.Join(f.base, "snapshots")
+	if err := os.Mkdir(f.snaps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, f.bin, "--data-dir", f.admin(), "fleet", "init", "--fleet", f.etcd.URL(), "--shards", fmt.Sprint(fleetShards))
+	for _, s := range f.r.web.Sites() {
+		f.seeds = append(f.seeds, s.Domain)
+	}
+	return f
+}
+
+// admin is the data directory fleet rebuilds stage in.
+func (f *fleetFixture) admin() string { return filepath.Join(f.base, "admin") }
+
+// nodeDir is node i's data directory.
+func (f *fleetFixture) nodeDir(i int) string { return filepath.Join(f.base, fmt.Sprintf("node%d", i)) }
+
+// startNode starts crawl node i (named n<i>) at the given --now, with
+// extra crawl flags.
+func (f *fleetFixture) startNode(t *testing.T, i int, at time.Time, extra ...string) *opsProc {
+	t.Helper()
+	args := append(fleetCrawlFlags(f.r, at), "--fleet", f.etcd.URL(), "--node", fmt.Sprintf("n%d", i), "--snapshots", f.snaps,
+		"--lease-ttl", fleetTTL.String(), "--recheck", "1s")
+	return startOps(t, f.bin, f.nodeDir(i), append(args, extra...)...)
+}
+
+// fleetTTL is the nodes' lease TTL in the tests.
+const fleetTTL = 2 * time.Second
+
+func mustRun(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {

@@ -145,7 +145,7 @@ type opsProc struct {
 	exited chan error
 }
 
-func startOps(t *testing.T, bin, dir string, args ...string) *opsProc {
+func startOps(t testing.TB, bin, dir string, args ...string) *opsProc {
 	t.Helper()
 	p := &opsProc{news: make(chan struct{}, 1), exited: make(chan error, 1)}
 	p.cmd = exec.Command(bin, append([]string{"--data-dir", dir, "--log-format", "json"}, args...)...)

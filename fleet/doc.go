@@ -57,10 +57,12 @@
 //
 //  1. etcd keeps the lease, and so A's owner key, until at least s + T:
 //     the leader extended it by T when it received the renewal, after s.
-//     A leader that lost its quorum renews for up to an election timeout
-//     before it steps down, but a new leader extends every lease by an
-//     election timeout (etcd-io/etcd#4778), so those renewals keep their
-//     promise too.
+//     A leader that lost its quorum renews for up to two election
+//     timeouts before it steps down (raft checks the quorum once an
+//     election timeout, counting the answers since the last check), but a
+//     new leader is elected no sooner than an election timeout after the
+//     old one last reached it and extends every lease by another
+//     (etcd-io/etcd#4778), so those renewals keep their promise too.
 //  2. A starts no request after D (MaySend), and every request started
 //     before D ends by D + R (R: Timing.ResponseTimeout, the crawl's
 //     whole-response timeout).
