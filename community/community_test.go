@@ -207,3 +207,23 @@ func TestCancelled(t *testing.T) {
 		t.Error("a cancelled context: no error")
 	}
 }
+
+func TestByDegree(t *testing.T) {
+	for _, tc := range []struct {
+		deg, byDeg []uint32
+	}{
+		{nil, []uint32{}},
+		{[]uint32{0}, []uint32{0}},
+		{[]uint32{1, 3, 0, 3, 2, 1}, []uint32{1, 3, 4, 0, 5, 2}}, // equal degrees in node order
+	} {
+		byDeg, label := byDegree(tc.deg)
+		if !slices.Equal(byDeg, tc.byDeg) {
+			t.Errorf("byDegree(%v): %v, want %v", tc.deg, byDeg, tc.byDeg)
+		}
+		for i, v := range byDeg {
+			if label[v] != uint32(i) {
+				t.Errorf("byDegree(%v): label[%d] = %d, want %d", tc.deg, v, label[v], i)
+			}
+		}
+	}
+}
