@@ -207,3 +207,76 @@ func TestCancelled(t *testing.T) {
 		t.Error("a cancelled context: no error")
 	}
 }
+
+func TestByDegree(t *testing.T) {
+	for _, tc := range []struct {
+		deg, byDeg []uint32
+	}{
+		{nil, []uint32{}},
+		{[]uint32{0}, []uint32{0}},
+		{[]uint32{1, 3, 0, 3, 2, 1}, []uint32{1, 3, 4, 0, 5, 2}}, // equal degrees in node order
+	} {
+		byDeg, label := byDegree(tc.deg)
+		if !slices.Equal(byDeg, tc.byDeg) {
+			t.Errorf("byDegree(%v): %v, want %v", tc.deg, byDeg, tc.byDeg)
+		}
+		for i, v := range byDeg {
+			if label[v] != uint32(i) {
+				t.Errorf("byDegree(%v): label[%d] = %d, want %d", tc.deg, v, label[v], i)
+			}
+		}
+	}
+}
+
+// TestPickPrunes checks that pick, which skips the candidates whose weight
+// cannot beat the best gain so far, chooses as a pass over every gain
+// does, ties included (small weights and totals make many).
+func TestPickPrunes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 2000 {
+		n := 2 + r.IntN(12)
+		g := &graph{n: n, k: make([]uint32, n)}
+		for i := range g.k {
+			g.k[i] = 1 + uint32(r.IntN(4))
+		}
+		m := &mover{g: g, comm: make([]int32, n), tot: make([]uint32, n), gamma: float64(1+r.IntN(3)) / 8}
+		for i := range m.comm {
+			m.comm[i] = int32(r.IntN(n))
+		}
+		for i, c := range m.comm {
+			m.tot[c] += g.k[i]
+		}
+		i := r.IntN(n)
+		cands := []cand{{c: m.comm[i], w: uint32(r.IntN(3)), gain: unknown}}
+		for c := range int32(n) {
+			if c != m.comm[i] && m.tot[c] > 0 && r.IntN(2) == 0 {
+				cands = append(cands, cand{c: c, w: 1 + uint32(r.IntN(3)), gain: unknown})
+			}
+		}
+		r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
+
+		// Every gain, then the best: greatest gain, staying on a tie,
+		// else the smallest community.
+		ci, ki := m.comm[i], float64(g.k[i])
+		want, bestGain, stay := int32(-1), 0.0, 0.0
+		for _, x := range cands {
+			tot := float64(m.tot[x.c])
+			if x.c == ci {
+				tot -= ki
+			}
+			gain := float64(x.w) - m.gamma*ki*tot
+			switch {
+			case x.c == ci:
+				stay = gain
+			case want < 0 || gain > bestGain || (gain == bestGain && x.c < want):
+				want, bestGain = x.c, gain
+			}
+		}
+		if want < 0 || bestGain <= stay {
+			want = ci
+		}
+		if got := m.pick(i, slices.Clone(cands)); got != want {
+			t.Fatalf("trial %d: pick(%d, %+v) = %d, want %d", trial, i, cands, got, want)
+		}
+	}
+}

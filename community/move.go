@@ -2,6 +2,7 @@ package community
 
 import (
 	"context"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,7 @@ import (
 // any batch size.
 
 // cand is a node's total edge weight w to community c, and the gain of
-// joining c (of staying, for its own community).
+// joining c (of staying, for its own community): NaN until pick needs it.
 type cand struct {
 	c    int32
 	w    uint32
@@ -111,7 +112,6 @@ func (m *mover) sequential(ctx context.Context) error {
 			}
 			nbr := m.gather(i, &t)
 			cands = t.drain(cands[:0])
-			m.gains(i, cands, nil)
 			if best := m.pick(i, cands); best != m.comm[i] {
 				m.move(i, best, nbr)
 				more = true
@@ -160,38 +160,53 @@ func (m *mover) neighbourComms(i int, buf []int32) []int32 {
 	return buf
 }
 
-// gains sets the gain of each candidate community of node i (only of
-// those in f, when f is not nil: the others' are known): the weight to c
-// minus γ·tot(c)·k(i)/m2, tot(c) without i; ΔQ up to a factor.
-func (m *mover) gains(i int, cands []cand, f *filter) {
-	ci := m.comm[i]
-	ki := float64(m.g.k[i])
-	gk := m.gamma * ki
+// unknown marks a candidate whose gain is not computed (NaN).
+var unknown = math.NaN()
+
+// forget marks the gains of node i's candidates in f (the communities
+// whose total degree changed in this batch, and a few others) as unknown:
+// the others' are still right.
+func forget(cands []cand, f *filter) {
 	for k := range cands {
-		x := &cands[k]
-		if f != nil && !f.has(x.c) {
-			continue
+		if f.has(cands[k].c) {
+			cands[k].gain = unknown
 		}
-		t := float64(m.tot[x.c])
-		if x.c == ci {
-			t -= ki
-		}
-		x.gain = float64(x.w) - gk*t
 	}
 }
 
 // pick is the community node i joins: of greatest gain, staying on a tie,
 // else the smallest community of equal gain. Its own community must be
 // among cands. It does not depend on the order of cands.
+//
+// The gain of joining c is the weight to c minus γ·tot(c)·k(i)/m2, tot(c)
+// without i (ΔQ up to a factor): at most the weight, so a candidate
+// whose weight is no more than staying's gain, or less than the best gain
+// so far, can be neither chosen nor tied, and its tot(c), a random read
+// that costs more than the rest of pick, is not read. pick computes the
+// gains it needs that are unknown and keeps them in cands.
 func (m *mover) pick(i int, cands []cand) int32 {
 	ci := m.comm[i]
-	var stay float64
+	gk := m.gamma * float64(m.g.k[i])
+	own := 0
+	for cands[own].c != ci { // first, where gather puts it
+		own++
+	}
+	x := &cands[own]
+	if x.gain != x.gain {
+		x.gain = float64(x.w) - gk*(float64(m.tot[ci])-float64(m.g.k[i]))
+	}
+	stay := x.gain
 	best, bestGain := int32(-1), 0.0
-	for _, x := range cands {
-		switch {
-		case x.c == ci:
-			stay = x.gain
-		case best < 0 || x.gain > bestGain || (x.gain == bestGain && x.c < best):
+	for k := range cands {
+		x := &cands[k]
+		w := float64(x.w)
+		if k == own || w <= stay || (best >= 0 && w < bestGain) {
+			continue
+		}
+		if x.gain != x.gain {
+			x.gain = w - gk*float64(m.tot[x.c])
+		}
+		if best < 0 || x.gain > bestGain || (x.gain == bestGain && x.c < best) {
 			best, bestGain = x.c, x.gain
 		}
 	}
@@ -347,7 +362,6 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 					// neighbour before it in the batch moved: again.
 					nbr = m.gather(i, &serial)
 					cands = serial.drain(cands[:0])
-					m.gains(i, cands, nil)
 					best = m.pick(i, cands)
 				default:
 					ch := &chunks[sl.chunk]
@@ -356,7 +370,7 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 						// Gains again for the communities whose total
 						// changed in this batch (and a few others).
 						cs := ch.cands[sl.cands:sl.candsEnd]
-						m.gains(i, cs, &changed)
+						forget(cs, &changed)
 						best = m.pick(i, cs)
 					}
 					if best != ci {
@@ -401,7 +415,6 @@ func (m *mover) gatherChunk(ch *chunk, id int32, a, b int, t *table) {
 		sl.cands = uint32(len(ch.cands))
 		ch.cands = t.drain(ch.cands)
 		sl.candsEnd = uint32(len(ch.cands))
-		m.gains(i, ch.cands[sl.cands:], nil)
 		sl.best = m.pick(i, ch.cands[sl.cands:])
 		sl.early = uint32(len(ch.early))
 		for _, j := range g.adj[g.off[i]:g.off[i+1]] {
@@ -500,7 +513,7 @@ func (t *table) add(c int32, w uint32) {
 // drain appends t's sums to out, in the order first met, and empties t.
 func (t *table) drain(out []cand) []cand {
 	for _, h := range t.used {
-		out = append(out, cand{c: t.keys[h], w: t.vals[h]})
+		out = append(out, cand{c: t.keys[h], w: t.vals[h], gain: unknown})
 		t.keys[h] = -1
 	}
 	t.used = t.used[:0]
