@@ -253,7 +253,19 @@ func NewFence(shard int, token int64, check func() error) Fence {
 
 // Check returns nil while a commit under this fence may go ahead, else a
 // *NotNowError. It reads only local state (no round trip to etcd).
-func (f Fence) Check() error {
+func (f Fence) Check() error { return f.checkHolding(false) }
+
+// CheckHeld is Check, except that it passes while the holding is being
+// given up (Handler.Stop runs): the node still holds the owner key and
+// its lease, so the shard's last commits and its last backup's state may
+// still be written then. The store of a shard whose Stop writes (the
+// crawl's: the visits it finished, then a backup for the next owner)
+// uses it as its fence.
+func (f Fence) CheckHeld() error { return f.checkHolding(true) }
+
+// checkHolding is Check (givingUp false) and CheckHeld (true: a holding
+// being given up passes).
+func (f Fence) checkHolding(givingUp bool) error {
 	if f.check != nil {
 		return f.check()
 	}
@@ -269,36 +281,10 @@ func (f Fence) Check() error {
 	}
 	h := n.shards[f.Shard]
 	switch {
-	case h == nil || h.grant.Token != f.Token:
+	case h == nil || h.grant.Token != f.Token || givingUp && h.lost:
 		return &NotNowError{Shard: f.Shard, Err: ErrTokenChanged}
-	case h.state == stopping:
+	case !givingUp && h.state == stopping:
 		return &NotNowError{Shard: f.Shard, Err: ErrStopping}
-	}
-	return nil
-}
-
-// CheckHeld is Check, except that it passes while the holding is being
-// given up (Handler.Stop runs): the node still holds the owner key and
-// its lease, so the shard's last commits and its last backup's state may
-// still be written then. The store of a shard whose Stop writes (the
-// crawl's: the visits it finished, then a backup for the next owner)
-// uses it as its fence.
-func (f Fence) CheckHeld() error {
-	if f.check != nil {
-		return f.check()
-	}
-	if f.node == nil {
-		return &NotNowError{Shard: f.Shard, Err: ErrNotOwner}
-	}
-	n := f.node
-	now := n.clock.Now()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.leaseOKLocked(f.Shard, now); err != nil {
-		return err
-	}
-	if h := n.shards[f.Shard]; h == nil || h.grant.Token != f.Token || h.lost {
-		return &NotNowError{Shard: f.Shard, Err: ErrTokenChanged}
 	}
 	return nil
 }

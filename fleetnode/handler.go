@@ -259,7 +259,7 @@ func (h *Handler) backup(ctx context.Context, s int, f fleet.Fence) error {
 // putBackup uploads the backup file path of shard s and records it.
 func (h *Handler) putBackup(ctx context.Context, s int, f fleet.Fence, path string) error {
 	key := BackupKey(s, f.Token)
-	if err := putFile(ctx, h.o.Snapshots, key, path); err != nil {
+	if err := objstore.PutFile(ctx, h.o.Snapshots, key, path); err != nil {
 		return fmt.Errorf("uploading its backup: %w", err)
 	}
 	if gate := h.node(); gate != nil {
@@ -331,18 +331,4 @@ func writeBackup(sh *graph.Store, path string) error {
 		err = cerr
 	}
 	return err
-}
-
-// putFile uploads the file path as the object key.
-func putFile(ctx context.Context, st objstore.Store, key, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return st.Put(ctx, key, f, fi.Size())
 }

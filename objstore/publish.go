@@ -128,7 +128,7 @@ func UploadDir(ctx context.Context, st Store, prefix, dir, last string, log *slo
 		}
 		key := prefix + f.rel
 		start := time.Now()
-		if err := putFile(ctx, st, key, f.path); err != nil {
+		if err := PutFile(ctx, st, key, f.path); err != nil {
 			return err
 		}
 		want[key] = f.size
@@ -177,7 +177,8 @@ func localFiles(dir string) ([]localFile, error) {
 	return files, err
 }
 
-func putFile(ctx context.Context, st Store, key, path string) error {
+// PutFile uploads the file at path as the object key.
+func PutFile(ctx context.Context, st Store, key, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err

@@ -190,7 +190,7 @@ func (s *Storage) Replace(id, file string, fill func(path string) (bool, error))
 	if err != nil || !keep {
 		return err
 	}
-	return putFile(s.ctx, s.st, key, path)
+	return PutFile(s.ctx, s.st, key, path)
 }
 
 // Remove deletes snapshot id, manifest.json first, so that one cut off is
