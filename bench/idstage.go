@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -27,25 +26,9 @@ const checkTop = 1000
 // snapshot's edges.parquet's id columns), generating it first when it is
 // not there yet (XL: about a billion rows, 3.5 GB, minutes).
 func idEdgeFile(dir, size string) (string, error) {
-	cfg, err := graphgen.Size(size)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, fmt.Sprintf("edges-%s-seed%d-ids.parquet", size, cfg.Seed))
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	g, err := graphgen.New(cfg)
-	if err != nil {
-		return "", err
-	}
-	start := time.Now()
-	fmt.Fprintf(os.Stderr, "generating %s (%d domains, %d edges) ...\n", path, cfg.Domains, cfg.Edges)
-	if err := g.WriteIDEdgesParquet(path, graphgen.IDFileOptions{Workers: runtime.GOMAXPROCS(0)}); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(os.Stderr, "generated in %.1fs\n", time.Since(start).Seconds())
-	return path, nil
+	return cachedEdgeFile(dir, size, "-ids", func(g *graphgen.Generator, path string) error {
+		return g.WriteIDEdgesParquet(path, graphgen.IDFileOptions{Workers: runtime.GOMAXPROCS(0)})
+	})
 }
 
 // runIDs times rank.RankIDFile end to end in a child (wall, CPU, peak
