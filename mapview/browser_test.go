@@ -8,7 +8,6 @@ import (
 	"image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,48 +18,11 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/browsertest"
 )
 
-// The page is tested for real in headless Chromium (Debian's chromium
-// package; .ci/run installs it). Without a browser these tests skip, unless
-// MAPTHENET_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser is a
-// failure rather than a silent pass.
-
-func browserPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MAPTHENET_REQUIRE_BROWSER") == "1" {
-		t.Fatal("no Chromium found (looked for chromium, chromium-browser, google-chrome) and MAPTHENET_REQUIRE_BROWSER=1")
-	}
-	t.Skip("no Chromium found: install Debian's chromium package to run the browser tests")
-	return ""
-}
-
-// browser starts a headless Chromium for one test; it is stopped (and its
-// goroutines end) when the test ends.
-func browser(t *testing.T, timeout time.Duration) context.Context {
-	t.Helper()
-	path := browserPath(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 800),
-	)
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-		cancelTimeout()
-	})
-	return bctx
-}
+// Chromium for these tests: package internal/browsertest.
+var browser = browsertest.Start
 
 // writePage writes the map's page into a temporary directory and returns
 // its file:// address.

@@ -8,7 +8,6 @@ import (
 	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,47 +17,11 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/internal/browsertest"
 )
 
-// The served site is tested for real in headless Chromium (Debian's
-// chromium package; .ci/run installs it), which draws WebGL with its
-// software renderer. Without a browser these tests skip, unless
-// MAPTHENET_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
-
-func browserPath(tb testing.TB) string {
-	tb.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MAPTHENET_REQUIRE_BROWSER") == "1" {
-		tb.Fatal("no Chromium found (looked for chromium, chromium-browser, google-chrome) and MAPTHENET_REQUIRE_BROWSER=1")
-	}
-	tb.Skip("no Chromium found: install Debian's chromium package to run the browser tests")
-	return ""
-}
-
-// browser starts a headless Chromium for one test, stopped when it ends.
-func browser(tb testing.TB, timeout time.Duration) context.Context {
-	tb.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath(tb)),
-		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("enable-unsafe-swiftshader", true), // WebGL without a GPU
-		chromedp.WindowSize(1280, 800),
-	)
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	tb.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-		cancelTimeout()
-	})
-	return bctx
-}
+// Chromium for these tests: package internal/browsertest.
+var browser = browsertest.Start
 
 func poll(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second))
