@@ -30,18 +30,11 @@ const (
 // grouped by source id as Edges yields them. It streams: memory stays
 // bounded whatever the graph's size. The file appears at path only when
 // complete (written to a temporary file beside it, then renamed).
-func (g *Generator) WriteEdgesParquet(path string) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("graphgen: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+func (g *Generator) WriteEdgesParquet(path string) error {
+	return writeFile(path, func(tmp *os.File) error { return g.writeEdges(tmp) })
+}
+
+func (g *Generator) writeEdges(tmp *os.File) error {
 	w := parquet.NewGenericWriter[EdgeRow](tmp,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		parquet.MaxRowsPerRowGroup(rowsPerGroup),
@@ -57,7 +50,7 @@ func (g *Generator) WriteEdgesParquet(path string) (err error) {
 	var buf []byte
 	// Names of the current source are made once per source.
 	lastSrc, srcName := uint32(1<<32-1), ""
-	err = g.Edges(func(src, dst uint32, nofollow bool) error {
+	err := g.Edges(func(src, dst uint32, nofollow bool) error {
 		if src != lastSrc {
 			lastSrc, srcName = src, g.Name(src)
 		}
@@ -74,19 +67,7 @@ func (g *Generator) WriteEdgesParquet(path string) (err error) {
 	if err == nil {
 		err = w.Close()
 	}
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes it 0600
-	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("graphgen: writing %s: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // IDEdgeRow is one row of the edge files of ids WriteIDEdgesParquet
@@ -113,22 +94,15 @@ const idChunkEdges = 1 << 20
 // o.Workers goroutines and written in order, so the file is the same for
 // any workers; memory stays bounded whatever the graph's size. The file
 // appears at path only when complete.
-func (g *Generator) WriteIDEdgesParquet(path string, o IDFileOptions) (err error) {
+func (g *Generator) WriteIDEdgesParquet(path string, o IDFileOptions) error {
 	if o.RowGroupRows <= 0 {
 		o.RowGroupRows = rowsPerGroup
 	}
 	o.Workers = max(1, o.Workers)
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("graphgen: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	return writeFile(path, func(tmp *os.File) error { return g.writeIDEdges(tmp, o) })
+}
+
+func (g *Generator) writeIDEdges(tmp *os.File, o IDFileOptions) error {
 	w := parquet.NewGenericWriter[IDEdgeRow](tmp,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		parquet.MaxRowsPerRowGroup(int64(o.RowGroupRows)),
@@ -191,14 +165,32 @@ func (g *Generator) WriteIDEdgesParquet(path string, o IDFileOptions) (err error
 		c := <-results[i]
 		<-sem
 		if c.err != nil {
-			return fmt.Errorf("graphgen: writing %s: %w", path, c.err)
+			return c.err
 		}
 		if _, err := w.Write(c.rows); err != nil {
-			return fmt.Errorf("graphgen: writing %s: %w", path, err)
+			return err
 		}
 	}
-	if err = w.Close(); err == nil {
-		err = tmp.Chmod(0o644)
+	return w.Close()
+}
+
+// writeFile makes the file at path with write, atomically: written to a
+// temporary file beside it (0644), then renamed; on an error the
+// temporary file is removed and nothing appears at path.
+func writeFile(path string, write func(*os.File) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("graphgen: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes it 0600
 	}
 	if err == nil {
 		err = tmp.Close()
