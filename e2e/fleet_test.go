@@ -20,6 +20,7 @@ import (
 	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/fleet/etcdtest"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // A crawl fleet end to end (issue 17): a 3-member etcd (Debian's etcd
@@ -121,6 +122,15 @@ func TestFleetCrawl(t *testing.T) {
 	due = slices.DeleteFunc(due, func(d string) bool { return held[d] })
 	waitVisited(t, nodes[:2], due, 90*time.Second)
 	t.Logf("n0 and n1 visited every due domain %v after the kill", time.Since(killed).Round(time.Millisecond))
+	// They read it from the partitions of the shards they held (or
+	// hold), never the whole schedule.
+	for i := range 2 {
+		cur := snapshot.Local(f.nodeDir(i)).CurrentPath("")
+		parts, _ := filepath.Glob(filepath.Join(cur, data.SchedulePartitionsDir, "shard=*.parquet"))
+		if _, err := os.Stat(filepath.Join(cur, data.ScheduleFile)); err == nil || len(parts) == 0 {
+			t.Errorf("node %d's pulled snapshot holds %d of %d schedule partitions (want some) and schedule.parquet: %v", i, len(parts), fleetShards, err == nil)
+		}
+	}
 	fleetRebuild(t, bin, etcd.URL(), snaps, admin.dir, later.Add(time.Hour))
 	for _, n := range nodes[:2] {
 		if code := n.stop(t, 20*time.Second); code != 0 {

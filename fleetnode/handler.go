@@ -3,7 +3,8 @@
 // coordination"): Handler is a crawl node's fleet.Handler (take a shard:
 // restore its latest copy, fence it, add its seeds, let the crawl work it;
 // give it up; export it for a fleet rebuild and back it up), PullSchedule
-// brings the fleet's current schedule into a node's data directory, and
+// brings the fleet's current schedule (the partitions of the shards the
+// node holds) into a node's data directory, and
 // Rebuild is `mapthenet rebuild --fleet`: the barrier, the merge of the
 // parts, the publication.
 package fleetnode
@@ -54,6 +55,10 @@ type Options struct {
 	Snapshots objstore.Store
 	// TmpDir stages exports and backups (in the data directory).
 	TmpDir string
+	// DataDir is the node's data directory: a shard taken gets its
+	// schedule partition added to the pulled snapshot there
+	// (AddPartitions). "": none added (PullSchedule's next run does it).
+	DataDir string
 	Clock  clockwork.Clock // nil: the real clock
 	Logger *slog.Logger    // nil: discard
 }
@@ -174,11 +179,30 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	h.mu.Lock()
 	h.fences[s] = g.Fence
 	h.mu.Unlock()
+	if h.o.DataDir != "" && h.o.Snapshots != nil {
+		// The shard's part of the schedule, before the crawl reads it.
+		if _, err := AddPartitions(ctx, h.o.Snapshots, h.o.DataDir, []int{s}); err != nil {
+			h.o.Logger.Warn("could not pull a shard's schedule partition (its seeds are crawled; the next --recheck tries again)",
+				"shard", s, "err", err)
+		}
+	}
 	h.crawl.Open(s, restored, g.HoldOff)
 	h.mu.Lock()
 	h.timers[s] = h.o.Clock.AfterFunc(max(0, g.ReadyAt.Sub(h.o.Clock.Now())), h.crawl.Wake)
 	h.mu.Unlock()
 	return nil
+}
+
+// Held lists the shards the node holds now (taken, not yet given up), in
+// no order: the schedule partitions it pulls.
+func (h *Handler) Held() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]int, 0, len(h.fences))
+	for s := range h.fences {
+		out = append(out, s)
+	}
+	return out
 }
 
 // restore replaces shard s's local copy with the backup p names.
@@ -294,7 +318,8 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
 	}
 	partDir := filepath.Join(tmp, rebuild.PartDir(s))
-	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now()})
+	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now(),
+		Platforms: h.o.Store.Router().Platforms()})
 	view.Close()
 	if err != nil {
 		return fleet.Part{}, fmt.Errorf("shard %d: export: %w", s, err)

@@ -117,7 +117,7 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		seedsAt = time.Now().UTC()
 	}
 	h := fleetnode.NewHandler(fleetnode.Options{Store: store, Seeds: seeds, SeedsAt: seedsAt, Snapshots: snaps,
-		TmpDir: a.DataDir, Logger: log})
+		TmpDir: a.DataDir, DataDir: a.DataDir, Logger: log})
 	opts.Fleet = h.Crawl()
 
 	reg, m := crawl.NewRegistry()
@@ -136,7 +136,7 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		opts.LogEvery = time.Minute
 	}
 	logCrawlStart(log, a.DataDir, opts, store)
-	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir); err != nil {
+	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir, nil); err != nil {
 		log.Warn("could not pull the fleet's schedule (crawling seeds; trying again every --recheck)", "err", err)
 	}
 
@@ -168,7 +168,7 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 				return
 			case <-t.C:
 			}
-			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir)
+			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir, h.Held())
 			switch {
 			case err != nil && pctx.Err() == nil:
 				log.Warn("could not pull the fleet's schedule", "err", err)
