@@ -59,8 +59,8 @@ type Options struct {
 	// schedule partition added to the pulled snapshot there
 	// (AddPartitions). "": none added (PullSchedule's next run does it).
 	DataDir string
-	Clock  clockwork.Clock // nil: the real clock
-	Logger *slog.Logger    // nil: discard
+	Clock   clockwork.Clock // nil: the real clock
+	Logger  *slog.Logger    // nil: discard
 }
 
 // Handler is a crawl node's fleet.Handler. Call SetGate with the node

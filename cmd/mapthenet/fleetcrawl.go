@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -155,26 +156,45 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 	log.Info("joined the fleet", "fleet", cfg.FleetID, "node", name, "shards", cfg.Shards, "lease_ttl", fl.LeaseTTL.String(),
 		"takeover_wait", timing.TTL+timing.ResponseTimeout+fleet.DefaultClockSkew)
 
-	// The fleet's schedule, pulled from the snapshot store every --recheck.
+	// The fleet's schedule, pulled from the snapshot store every --recheck;
+	// the shards' due counts, for fleet status, every CountsEvery and when
+	// the schedule or the shards change.
 	pullDone := make(chan struct{})
 	pctx, stopPull := context.WithCancel(ctx)
+	started := time.Now()
+	crawlNow := func() time.Time {
+		if opts.Now.IsZero() {
+			return time.Now().UTC()
+		}
+		return opts.Now.Add(time.Since(started))
+	}
 	go func() {
 		defer close(pullDone)
 		t := time.NewTicker(max(fl.Recheck, time.Second))
 		defer t.Stop()
+		var counted time.Time
+		var countedHeld string
 		for {
 			select {
 			case <-pctx.Done():
 				return
 			case <-t.C:
 			}
-			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir, h.Held())
+			held := h.Held()
+			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir, held)
 			switch {
 			case err != nil && pctx.Err() == nil:
 				log.Warn("could not pull the fleet's schedule", "err", err)
 			case changed:
 				log.Info("pulled the fleet's new schedule", "snapshot", id)
 				h.Crawl().Wake()
+			}
+			slices.Sort(held)
+			if hs := fmt.Sprint(held); changed || hs != countedHeld || time.Since(counted) >= fleetnode.CountsEvery {
+				if err := h.ReportCounts(pctx, crawlNow()); err != nil && pctx.Err() == nil {
+					log.Warn("could not count the shards' due domains for fleet status", "err", err)
+				}
+				counted, countedHeld = time.Now(), hs
 			}
 		}
 	}()
