@@ -18,6 +18,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -291,8 +294,54 @@ func (h *Handler) putBackup(ctx context.Context, s int, f fleet.Fence, path stri
 		if err := gate.PutShardState(ctx, f, fleet.ShardState{Backup: key, BackupAt: &at}); err != nil {
 			return fmt.Errorf("recording its backup: %w", err)
 		}
+		removed, err := PruneBackups(ctx, h.o.Snapshots, s, f.Token)
+		if err != nil {
+			h.o.Logger.Warn("could not remove a shard's old backups (the next backup tries again)", "shard", s, "err", err)
+		} else if len(removed) > 0 {
+			h.o.Logger.Info("removed a shard's old backups", "shard", s, "removed", removed)
+		}
 	}
 	return nil
+}
+
+// PruneBackups removes shard's backups older than the two latest once the
+// backup made under token latest is recorded as the shard's state (only
+// then: until it is, the state names an older one). It keeps that one,
+// the one before it (a node that read the state just before may be
+// restoring from it while the new one is recorded) and any of a later
+// token (a later owner's: this node may have lost the shard meanwhile),
+// so the backup the state names is never among those removed. Keys that
+// are not <token>.badger are left alone. It returns the keys removed.
+func PruneBackups(ctx context.Context, st objstore.Store, shard int, latest int64) ([]string, error) {
+	prefix := BackupsPrefix + rebuild.PartDir(shard) + "/"
+	infos, err := st.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	tokens := map[string]int64{}
+	var before int64 = -1 // the latest token below latest
+	for _, in := range infos {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(in.Key, prefix), ".badger")
+		t, err := strconv.ParseInt(name, 10, 64)
+		if !ok || err != nil || strings.Contains(name, "/") || BackupKey(shard, t) != in.Key {
+			continue
+		}
+		tokens[in.Key] = t
+		if t < latest && t > before {
+			before = t
+		}
+	}
+	var removed []string
+	for key, t := range tokens {
+		if t < before {
+			if err := st.Delete(ctx, key); err != nil {
+				return removed, err
+			}
+			removed = append(removed, key)
+		}
+	}
+	slices.Sort(removed)
+	return removed, nil
 }
 
 // Export writes shard req's part (rebuild.ExportPart of one view of the
