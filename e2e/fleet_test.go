@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -129,6 +130,20 @@ func TestFleetCrawl(t *testing.T) {
 		parts, _ := filepath.Glob(filepath.Join(cur, data.SchedulePartitionsDir, "shard=*.parquet"))
 		if _, err := os.Stat(filepath.Join(cur, data.ScheduleFile)); err == nil || len(parts) == 0 {
 			t.Errorf("node %d's pulled snapshot holds %d of %d schedule partitions (want some) and schedule.parquet: %v", i, len(parts), fleetShards, err == nil)
+		}
+	}
+	// fleet status has every owned shard's due counts, by its owner now.
+	statusOut, err := exec.Command(bin, "fleet", "status", "--fleet", etcd.URL(), "--json").Output()
+	var status fleet.Status
+	if err == nil {
+		err = json.Unmarshal(statusOut, &status)
+	}
+	if err != nil {
+		t.Fatalf("fleet status --json: %v\n%s", err, statusOut)
+	}
+	for _, sh := range status.Shards {
+		if c := sh.Counts; sh.Owner != "" && (c == nil || c.Token != sh.Token || c.Node != sh.Owner || c.Snapshot == "") {
+			t.Errorf("fleet status: shard %d of %s (token %d) has counts %+v", sh.Shard, sh.Owner, sh.Token, c)
 		}
 	}
 	fleetRebuild(t, bin, etcd.URL(), snaps, admin.dir, later.Add(time.Hour))

@@ -133,7 +133,7 @@ type ShardState struct {
 }
 
 // ShardCounts is shards/<NNNN>/counts: how much of the shard's schedule
-// its owner has still to visit, as it last counted (every few minutes;
+// its owner has still to visit, as it last counted (every minute;
 // fleet status shows them). A key of its own, not part of state, so that
 // a count never replaces the backup location the next owner restores.
 type ShardCounts struct {

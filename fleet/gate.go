@@ -19,7 +19,7 @@ type Gate interface {
 	ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error)
 	// PutShardState after a backup.
 	PutShardState(ctx context.Context, f Fence, st ShardState) error
-	// PutShardCounts every few minutes: what fleet status shows as due.
+	// PutShardCounts every minute: what fleet status shows as due.
 	PutShardCounts(ctx context.Context, f Fence, c ShardCounts) error
 	// PutHoldOff after a visit a site ended by asking to wait (a 429 or
 	// 503, a block): the shard's next owner honours it (Grant.HoldOff).

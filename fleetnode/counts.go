@@ -15,7 +15,7 @@ import (
 // fleet status (and whenever its schedule or its shards change): a count
 // looks up every due row of its shards in the store, which is not worth
 // doing every --recheck.
-const CountsEvery = 5 * time.Minute
+const CountsEvery = time.Minute
 
 // Count counts, per shard the node holds, what is left of the schedule
 // it pulled into DataDir as of now (fleet.ShardCounts): Due, the rows due

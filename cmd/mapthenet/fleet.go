@@ -147,7 +147,7 @@ func newFleetStatusCommand() *cobra.Command {
 nodes (address, version, seconds left on their lease, shards held and
 targeted, due counts), each shard (owner, fencing token, target node when
 it is moving, last export, due counts), and the rebuild lock and barrier.
-Due counts are what each shard's owner last counted (every 5 minutes, and
+Due counts are what each shard's owner last counted (every minute, and
 when its schedule or shards change): "due", the shard's schedule rows due
 now of domains visited before and not visited since the schedule was
 made; "waiting", the domains never visited that are due or seeds of the
