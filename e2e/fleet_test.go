@@ -146,6 +146,26 @@ func TestFleetCrawl(t *testing.T) {
 			t.Errorf("fleet status: shard %d of %s (token %d) has counts %+v", sh.Shard, sh.Owner, sh.Token, c)
 		}
 	}
+	// A node answers on crawl.sock as a single crawl does: status tells
+	// what it does; a rebuild of its data directory is refused, naming the
+	// fleet's.
+	statusOut, err = exec.Command(bin, "--data-dir", f.nodeDir(0), "status", "--json").Output()
+	var nodeStatus struct {
+		Crawl    *crawl.ActivityReport `json:"crawl"`
+		Snapshot *struct {
+			Scheduled int `json:"scheduled"`
+		} `json:"snapshot"`
+	}
+	if err == nil {
+		err = json.Unmarshal(statusOut, &nodeStatus)
+	}
+	if err != nil || nodeStatus.Crawl == nil || nodeStatus.Crawl.Visits == 0 || nodeStatus.Snapshot == nil || nodeStatus.Snapshot.Scheduled == 0 {
+		t.Errorf("status of node 0: %v\n%s", err, statusOut)
+	}
+	rb := exec.Command(bin, "--data-dir", f.nodeDir(0), "rebuild")
+	if out, err := rb.CombinedOutput(); rb.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "rebuild --fleet") {
+		t.Errorf("rebuild in node 0's data dir: %v, want exit 1 naming rebuild --fleet:\n%s", err, out)
+	}
 	fleetRebuild(t, bin, etcd.URL(), snaps, admin.dir, later.Add(time.Hour))
 	for _, n := range nodes[:2] {
 		if code := n.stop(t, 20*time.Second); code != 0 {

@@ -112,7 +112,13 @@ func (f Files) LinkWords() ([]data.LinkWordRow, error) {
 // Visits reads all of visits.parquet.
 func (f Files) Visits() ([]data.VisitRow, error) { return all[data.VisitRow](f, data.VisitsFile) }
 
-// Schedule reads all of schedule.parquet.
+// Schedule reads all of schedule.parquet (a fleet node's copy: the
+// partitions it has, as EachSchedule reads them).
 func (f Files) Schedule() ([]data.ScheduleRow, error) {
-	return all[data.ScheduleRow](f, data.ScheduleFile)
+	var out []data.ScheduleRow
+	err := f.EachSchedule(func(rows []data.ScheduleRow) error {
+		out = append(out, rows...)
+		return nil
+	})
+	return out, err
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,6 +139,12 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		opts.LogEvery = time.Minute
 	}
 	logCrawlStart(log, a.DataDir, opts, store)
+	srv, err := serveFleetControl(store, a.DataDir, log, m.Activity())
+	if err != nil {
+		log.Warn("no control socket: mapthenet status cannot ask this node what it does", "err", err)
+	} else {
+		defer srv.Close()
+	}
 	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir, nil); err != nil {
 		log.Warn("could not pull the fleet's schedule (crawling seeds; trying again every --recheck)", "err", err)
 	}
@@ -214,7 +222,30 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		return runErr
 	}
 	log.Info("crawl done", counts...)
+	if srv != nil {
+		srv.Shutdown(ctx) // before the store closes: a backup it runs finishes (unless stopped by a signal)
+	}
 	return store.Close()
+}
+
+// serveFleetControl answers other commands on <data-dir>/crawl.sock while
+// a fleet node holds the store, as a single crawl does (serveControl),
+// except for what a node's store cannot do alone: a rebuild of it would
+// be of the shards it holds (the fleet's is rebuild --fleet, which asks
+// every node for its part), and a removal must reach every node's store.
+func serveFleetControl(store *shard.Store, dataDir string, log *slog.Logger, activity *crawl.Activity) (*control.Server, error) {
+	return control.Serve(filepath.Join(dataDir, control.SocketName), map[string]control.Handler{
+		"status": func(context.Context, json.RawMessage) (any, error) { return activity.Report(), nil },
+		"rebuild": func(context.Context, json.RawMessage) (any, error) {
+			return nil, errors.New("this data directory is a fleet node's (crawl --fleet): it holds only some of the fleet's shards; " +
+				"rebuild the fleet with mapthenet rebuild --fleet URL --snapshots LOCATION, from a data directory of its own")
+		},
+		"remove": func(context.Context, json.RawMessage) (any, error) {
+			return nil, errors.New("this data directory is a fleet node's (crawl --fleet): removing a domain from a fleet is not supported yet " +
+				"(every node's store and the snapshot store would need it)")
+		},
+		"backup": func(ctx context.Context, args json.RawMessage) (any, error) { return backupHere(ctx, store, args) },
+	}, log)
 }
 
 // runFleetRebuild is rebuild --fleet: the parts of every shard, from
