@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/objstore"
 	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
@@ -28,8 +29,16 @@ func TestSchedulePartitions(t *testing.T) {
 	fillWeb(t, s, 0)
 	want := snapshotHashes(t, s, filepath.Join(dir, "plain"), asOf)
 
+	// Published to a copy too (an object store's Storage, as rebuild
+	// --snapshots does), which a removal rewrites as well.
 	router := s.Router()
-	o := Options{DataDir: filepath.Join(dir, "fleet"), Now: asOf, Tiers: testTiers, ScheduleShards: &router}
+	objDir, err := objstore.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetDir := filepath.Join(dir, "fleet")
+	mirror := snapshot.Mirror(snapshot.Local(fleetDir), objstore.NewStorage(t.Context(), objDir, snapshot.Local(fleetDir).Location("", ""), nil))
+	o := Options{DataDir: fleetDir, Now: asOf, Tiers: testTiers, ScheduleShards: &router, Storage: mirror}
 	o.Rank.Workers = 2
 	m, err := Run(t.Context(), s, o)
 	if err != nil {
@@ -84,7 +93,7 @@ func TestSchedulePartitions(t *testing.T) {
 
 	// A removal rewrites the partition that held the domain.
 	gone := parts[1][0].Domain
-	if _, err := snapshot.PurgeDomain(t.Context(), o.DataDir, gone); err != nil {
+	if _, err := snapshot.PurgeDomainIn(t.Context(), o.DataDir, mirror, gone); err != nil {
 		t.Fatal(err)
 	}
 	after, err := snapshot.ReadManifest(local, m.ID)
@@ -100,5 +109,12 @@ func TestSchedulePartitions(t *testing.T) {
 	if !reflect.DeepEqual(left, parts[1][1:]) || p.Rows != int64(len(left)) || sum != p.SHA256 {
 		t.Errorf("after removing %s: partition 1 has %d rows (manifest %d), SHA-256 %s (manifest %s); want %d rows without it",
 			gone, len(left), p.Rows, sum, p.SHA256, len(parts[1])-1)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.parquet")
+	if err := objstore.Download(t.Context(), objDir, objstore.SnapshotKey(m.ID, p.File), copied); err != nil {
+		t.Fatal(err)
+	}
+	if sum, _ := snapshot.FileSHA256(copied); sum != p.SHA256 {
+		t.Errorf("after removing %s: the copy's partition 1 has SHA-256 %s, want %s", gone, sum, p.SHA256)
 	}
 }
