@@ -26,6 +26,7 @@ type Fake struct {
 	noDeadline bool // the lease deadline has passed
 	nextStart  map[netip.Addr]time.Time
 	states     map[int]fleet.ShardState
+	counts     map[int]fleet.ShardCounts
 	paceErr    error
 	holdOffs   map[int]map[string]time.Time
 	token      int64
@@ -43,7 +44,7 @@ func New(clock clockwork.Clock, skew time.Duration) *Fake {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}, holdOffs: map[int]map[string]time.Time{}}
+	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}, counts: map[int]fleet.ShardCounts{}, holdOffs: map[int]map[string]time.Time{}}
 }
 
 var _ fleet.Gate = (*Fake)(nil)
@@ -132,6 +133,14 @@ func (f *Fake) State(s int) (fleet.ShardState, bool) {
 	return st, ok
 }
 
+// Counts returns shard s's last counts (PutShardCounts).
+func (f *Fake) Counts(s int) (fleet.ShardCounts, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.counts[s]
+	return c, ok
+}
+
 // MaySend implements fleet.Gate.
 func (f *Fake) MaySend(s int) error {
 	f.mu.Lock()
@@ -194,6 +203,18 @@ func (f *Fake) PutHoldOff(_ context.Context, fence fleet.Fence, domain string, u
 		f.holdOffs[fence.Shard] = map[string]time.Time{}
 	}
 	f.holdOffs[fence.Shard][domain] = until
+	return nil
+}
+
+// PutShardCounts implements fleet.Gate.
+func (f *Fake) PutShardCounts(_ context.Context, fence fleet.Fence, c fleet.ShardCounts) error {
+	if err := fence.Check(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.Token = fence.Token
+	f.counts[fence.Shard] = c
 	return nil
 }
 
