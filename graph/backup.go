@@ -28,6 +28,17 @@ func (s *Store) Backup(w io.Writer) (version uint64, err error) {
 	return version, nil
 }
 
+// Version is the version of the store's last commit (Badger's read
+// timestamp): every write moves it on. A Backup begun after Version
+// returned v holds everything up to v, so a store whose Version is still
+// v needs no new backup.
+func (s *Store) Version() (v uint64, err error) {
+	defer recoverBadger(&err, s.dir)
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	return txn.ReadTs(), nil
+}
+
 // ErrNotEmpty: Restore's directory already holds something.
 var ErrNotEmpty = errors.New("graph: restore needs an empty store directory")
 
