@@ -171,9 +171,10 @@ func openShard(dir string, l Layout, i int, opts graph.Options) (*graph.Store, e
 // the caches, memtable and block cache that one store would have, shared
 // out (a memtable no smaller than 16 MiB, a name cache no smaller than
 // 1 Mi names), so that K shards take about the memory of one store, and
-// its compactors (at least Badger's minimum of 2 per shard), whose
-// wake-ups every 50 ms cost an idle node of 6 shards 0.2-0.4 CPU-s a
-// minute with Badger's 4 each.
+// its compactors (at least Badger's minimum of 2 per shard), each of which
+// wakes every 50 ms: a store of 6 idle shards took 33 ms of CPU a second
+// with Badger's 4 each, 25 ms with 2 (64 shards: 93 and 78 ms), on the
+// shared 2-core machine.
 func ShareOptions(o graph.Options, k int) graph.Options {
 	if k <= 1 {
 		return o
