@@ -22,8 +22,8 @@ import (
 
 var benchFleetSites = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: sites in the simulated web")
 
-// BenchmarkFleetCrawl compares the CPU a page costs in fleet mode (1 and 3
-// node processes, a 3-member etcd of processes) with one machine's crawl
+// BenchmarkFleetCrawl compares the CPU a page costs in fleet mode (1, 2
+// and 3 node processes, a 3-member etcd of processes) with one machine's crawl
 // of the same web (issue 17's floor: within 1.3×). On 2 cores three nodes
 // show overhead, not scale. Each crawl runs until every site's visit is
 // recorded, then gets SIGTERM (a fleet node hands its shards over then).
@@ -31,7 +31,12 @@ var benchFleetSites = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: 
 // pages (start-up, the store of K shards, shard takes, restores and the
 // handoffs at the end included: these do not grow with the web), and the
 // steady figure, the CPU between the first recorded visit and the last
-// over the pages asked for in between.
+// over the pages asked for in between. etcd's CPU (its three members,
+// from the nodes' start to their exit) is reported on its own, per page:
+// it is the coordination service's, not the crawl's.
+//
+// MAPTHENET_CPUPROFILE_DIR=DIR makes every crawl process write its CPU
+// profile to DIR (cmd/mapthenet, cpuprofile.go).
 //
 //	MAPTHENET_REQUIRE_ETCD=1 go test ./e2e -run '^$' -bench FleetCrawl -benchtime 1x
 func BenchmarkFleetCrawl(b *testing.B) {
@@ -59,17 +64,17 @@ func BenchmarkFleetCrawl(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		base := filepath.Join(r.dir, fmt.Sprint(i))
-		single := benchCrawl(b, w, seeds, func() []*opsProc {
+		single := benchCrawl(b, w, seeds, nil, func() []*opsProc {
 			return []*opsProc{startOps(b, bin, filepath.Join(base, "single"), append(fleetCrawlFlags(r, now), "--create", "--max-sites-in-flight", benchInFlight)...)}
 		})
-		for _, n := range []int{1, 3} {
+		for _, n := range []int{1, 2, 3} {
 			snaps := filepath.Join(base, fmt.Sprintf("snapshots-%d", n))
 			if err := os.MkdirAll(snaps, 0o755); err != nil {
 				b.Fatal(err)
 			}
 			resetFleet(b, etcd)
 			mustRun(b, bin, "--data-dir", filepath.Join(base, "admin"), "fleet", "init", "--fleet", etcd.URL(), "--shards", fmt.Sprint(fleetShards))
-			got := benchCrawl(b, w, seeds, func() []*opsProc {
+			got := benchCrawl(b, w, seeds, etcd.PIDs(), func() []*opsProc {
 				var nodes []*opsProc
 				for j := range n {
 					nodes = append(nodes, startOps(b, bin, filepath.Join(base, fmt.Sprintf("fleet%d-node%d", n, j)),
@@ -82,6 +87,7 @@ func BenchmarkFleetCrawl(b *testing.B) {
 			b.ReportMetric(got.steady/single.steady, fmt.Sprintf("fleet%d/single-steady-cpu", n))
 			b.ReportMetric(got.total, fmt.Sprintf("fleet%d-cpu-µs/page", n))
 			b.ReportMetric(got.steady, fmt.Sprintf("fleet%d-steady-cpu-µs/page", n))
+			b.ReportMetric(got.etcd, fmt.Sprintf("fleet%d-etcd-cpu-µs/page", n))
 		}
 		b.ReportMetric(single.total, "single-cpu-µs/page")
 		b.ReportMetric(single.steady, "single-steady-cpu-µs/page")
@@ -95,15 +101,16 @@ func BenchmarkFleetCrawl(b *testing.B) {
 const benchInFlight = "100"
 
 // crawlCost is what a page cost, in CPU µs: over the whole run and in
-// the steady part of it.
-type crawlCost struct{ total, steady float64 }
+// the steady part of it, and etcd's over the whole run.
+type crawlCost struct{ total, steady, etcd float64 }
 
 // benchCrawl starts a crawl's processes (start), waits until every domain
 // of seeds has a recorded visit, stops them, checks the request log and
-// returns the CPU per page.
-func benchCrawl(b *testing.B, w *simweb.Web, seeds []string, start func() []*opsProc) crawlCost {
+// returns the CPU per page (etcd's from the processes etcdPIDs).
+func benchCrawl(b *testing.B, w *simweb.Web, seeds []string, etcdPIDs []int, start func() []*opsProc) crawlCost {
 	b.Helper()
 	w.Reset()
+	etcdBefore := pidsCPU(b, etcdPIDs)
 	procs := start()
 	var firstCPU time.Duration
 	var first time.Time
@@ -141,6 +148,7 @@ func benchCrawl(b *testing.B, w *simweb.Web, seeds []string, start func() []*ops
 		}
 		total += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 	}
+	etcdCPU := pidsCPU(b, etcdPIDs) - etcdBefore
 	reqs := w.Requests()
 	pages, steadyPages := 0, 0
 	for _, r := range reqs {
@@ -177,11 +185,15 @@ func benchCrawl(b *testing.B, w *simweb.Web, seeds []string, start func() []*ops
 		b.Logf("%d lease lapses, %d batches of visits not recorded", lapses, unrecorded)
 	}
 	c := crawlCost{total: float64(total.Microseconds()) / float64(max(1, pages)),
-		steady: float64((lastCPU - firstCPU).Microseconds()) / float64(max(1, steadyPages))}
+		steady: float64((lastCPU - firstCPU).Microseconds()) / float64(max(1, steadyPages)),
+		etcd:   float64(etcdCPU.Microseconds()) / float64(max(1, pages))}
 	b.Logf("visits by outcome: %v", outcomes)
 	b.Logf("%d processes: %d pages, CPU %v (%.0f µs/page); steady: %d pages in %v, CPU %v (%.0f µs/page)",
 		len(procs), pages, total.Round(time.Millisecond), c.total, steadyPages, last.Sub(first).Round(time.Millisecond),
 		(lastCPU - firstCPU).Round(time.Millisecond), c.steady)
+	if len(etcdPIDs) > 0 {
+		b.Logf("etcd (%d members): CPU %v (%.0f µs/page)", len(etcdPIDs), etcdCPU.Round(time.Millisecond), c.etcd)
+	}
 	return c
 }
 
@@ -189,9 +201,19 @@ func benchCrawl(b *testing.B, w *simweb.Web, seeds []string, start func() []*ops
 // system, from /proc/PID/stat, in clock ticks of 10 ms).
 func procsCPU(b *testing.B, procs []*opsProc) time.Duration {
 	b.Helper()
+	pids := make([]int, len(procs))
+	for i, p := range procs {
+		pids[i] = p.cmd.Process.Pid
+	}
+	return pidsCPU(b, pids)
+}
+
+// pidsCPU is procsCPU of processes by id.
+func pidsCPU(b *testing.B, pids []int) time.Duration {
+	b.Helper()
 	var sum time.Duration
-	for _, p := range procs {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	for _, pid := range pids {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -140,6 +141,9 @@ type Node struct {
 
 	paceMu sync.Mutex
 	pace   paceLease
+	// paceSeen: the pace keys this node wrote last (paceGuess).
+	paceSeenMu sync.Mutex
+	paceSeen   map[string]*mvccpb.KeyValue
 
 	kickc     chan struct{}
 	exportSem chan struct{}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -40,9 +41,13 @@ type paceLease struct {
 // is never stored: the key is an HMAC of it under the fleet's secret.
 //
 // One compare-and-swap in etcd per call: read the next allowed start,
-// write max(now, it) + delay + skew if nobody wrote since. An error (etcd
-// unreachable, no quorum) means the request must not start: the pace
-// fails closed.
+// write max(now, it) + delay + skew if nobody wrote since. The read is
+// skipped when this node wrote the address's key last time it reserved
+// (paceGuess): the swap is tried against what it wrote, and if another
+// node wrote since, the swap fails and returns the current value, so a
+// stale guess costs the round trip it would have saved, and nothing else.
+// An error (etcd unreachable, no quorum) means the request must not
+// start: the pace fails closed.
 func (n *Node) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error) {
 	if delay <= 0 {
 		return n.clock.Now(), nil
@@ -57,14 +62,17 @@ func (n *Node) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration
 	}
 	key := paceKey(n.secret, ip)
 	step := delay + n.t.ClockSkew
-	rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
-	get, err := n.cli.Get(rctx, key)
-	cancel()
-	if err != nil {
-		n.m.pace("error")
-		return time.Time{}, fmt.Errorf("shared IP pace: %w", err)
+	kvs, guessed := n.paceGuess(key)
+	if !guessed {
+		rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
+		get, err := n.cli.Get(rctx, key)
+		cancel()
+		if err != nil {
+			n.m.pace("error")
+			return time.Time{}, fmt.Errorf("shared IP pace: %w", err)
+		}
+		kvs = get.Kvs
 	}
-	kvs := get.Kvs
 	for attempt := 0; attempt < paceAttempts; attempt++ {
 		var next time.Time
 		var rev int64
@@ -94,14 +102,44 @@ func (n *Node) ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration
 			return time.Time{}, fmt.Errorf("shared IP pace: %w", err)
 		}
 		if resp.Succeeded {
+			n.paceWrote(key, value, resp.Header.Revision)
 			n.m.pace("ok")
 			return start.Add(time.Duration(startMs*int64(time.Millisecond) - start.UnixNano())), nil
 		}
-		n.m.pace("retry")
+		if !guessed {
+			n.m.pace("retry") // another node reserved meanwhile
+		}
+		guessed = false
 		kvs = resp.Responses[0].GetResponseRange().Kvs
 	}
 	n.m.pace("error")
 	return time.Time{}, errors.New("shared IP pace: too many nodes writing the same address at once")
+}
+
+// paceGuessMax bounds the pace keys a node remembers its last write of
+// (paceGuess); past it, it forgets them all and reads each again once.
+const paceGuessMax = 4096
+
+// paceGuess is the pace key as this node last wrote it, standing in for
+// a read before the compare-and-swap; ok is false when it wrote none.
+func (n *Node) paceGuess(key string) (kvs []*mvccpb.KeyValue, ok bool) {
+	n.paceSeenMu.Lock()
+	defer n.paceSeenMu.Unlock()
+	kv, ok := n.paceSeen[key]
+	if !ok {
+		return nil, false
+	}
+	return []*mvccpb.KeyValue{kv}, true
+}
+
+// paceWrote remembers that this node wrote value to key at revision rev.
+func (n *Node) paceWrote(key, value string, rev int64) {
+	n.paceSeenMu.Lock()
+	defer n.paceSeenMu.Unlock()
+	if n.paceSeen == nil || len(n.paceSeen) >= paceGuessMax {
+		n.paceSeen = map[string]*mvccpb.KeyValue{}
+	}
+	n.paceSeen[key] = &mvccpb.KeyValue{Key: []byte(key), Value: []byte(value), ModRevision: rev}
 }
 
 // paceLease is the lease pace keys are written with now.

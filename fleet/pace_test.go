@@ -106,3 +106,33 @@ func TestReserveIPFailsClosed(t *testing.T) {
 		t.Fatal("reserved a start with etcd down")
 	}
 }
+
+// A node skips the read before its swap when it wrote the address's key
+// last; when another node wrote since, its guess is stale, the swap fails
+// and the start is taken from the current value: the spacing holds
+// across nodes taking turns.
+func TestReserveIPStaleGuess(t *testing.T) {
+	_, cli := newFleet(t, 1)
+	const delay = 30 * time.Millisecond
+	skew := 5 * time.Millisecond
+	opts := func(o *NodeOptions) { o.Timing = Timing{ClockSkew: skew} }
+	a := startNode(t, cli, "a", newHandler("a", nil), opts)
+	b := startNode(t, cli, "b", newHandler("b", nil), opts)
+	ip := netip.MustParseAddr("192.0.2.9")
+	var starts []time.Time
+	for _, n := range []*Node{a, a, b, a, b, b, a} {
+		start, err := n.ReserveIP(context.Background(), ip, delay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, start)
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < delay+skew {
+			t.Errorf("reservation %d starts %v after the one before, want at least %v", i, gap, delay+skew)
+		}
+	}
+	if _, ok := a.paceGuess(paceKey(a.secret, ip)); !ok {
+		t.Error("a node does not remember the pace key it wrote")
+	}
+}

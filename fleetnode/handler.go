@@ -76,6 +76,18 @@ type Handler struct {
 	gate   fleet.Gate
 	timers map[int]clockwork.Timer
 	fences map[int]fleet.Fence // of the shards held
+	// backedUp: per shard held, the store version (graph.Store.Version)
+	// up to which the backup its state in etcd names holds everything; a
+	// clean handoff with the version unchanged makes no new backup.
+	backedUp map[int]uint64
+	backups  map[int]backupsRunning
+}
+
+// backupsRunning are a shard's backups under way; overlap: two ran at
+// once, so which one the snapshot store kept is not known.
+type backupsRunning struct {
+	n       int
+	overlap bool
 }
 
 var _ fleet.Handler = (*Handler)(nil)
@@ -93,7 +105,8 @@ func NewHandler(o Options) *Handler {
 	for i := range o.Store.Shards() {
 		o.Store.SetFence(i, notHeld(i))
 	}
-	h := &Handler{o: o, timers: map[int]clockwork.Timer{}, fences: map[int]fleet.Fence{}}
+	h := &Handler{o: o, timers: map[int]clockwork.Timer{}, fences: map[int]fleet.Fence{}, backedUp: map[int]uint64{},
+		backups: map[int]backupsRunning{}}
 	h.crawl = crawl.NewFleet(h, o.Store.ShardOf)
 	return h
 }
@@ -166,6 +179,17 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	if err := sh.SetOwnerToken(g.Token); err != nil {
 		h.o.Store.SetFence(s, notHeld(s))
 		return fmt.Errorf("shard %d: recording the fencing token: %w", s, err)
+	}
+	h.mu.Lock()
+	delete(h.backedUp, s)
+	h.mu.Unlock()
+	if restored {
+		// The copy is the backup the shard's state names, but for the
+		// token (each owner records its own): until something else is
+		// written, a handoff leaves that backup to the next owner.
+		if v, err := sh.Version(); err == nil {
+			h.setBackedUp(s, v)
+		}
 	}
 	var seeds []string
 	for _, d := range h.o.Seeds {
@@ -254,7 +278,9 @@ func (h *Handler) Stop(s int, lost bool) time.Time {
 	}
 	h.mu.Unlock()
 	quiet := h.crawl.Close(s)
-	if !lost && held && h.o.Snapshots != nil {
+	if !lost && held && h.o.Snapshots != nil && h.unchanged(s) {
+		h.o.Logger.Info("no backup of a shard given up: nothing written since its last backup, which its next owner restores", "shard", s)
+	} else if !lost && held && h.o.Snapshots != nil {
 		// A clean handoff: the next owner restores this backup, so the
 		// visits made since the last export move with the shard.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -265,7 +291,62 @@ func (h *Handler) Stop(s int, lost bool) time.Time {
 		cancel()
 	}
 	h.o.Store.SetFence(s, notHeld(s))
+	h.mu.Lock()
+	delete(h.backedUp, s)
+	h.mu.Unlock()
 	return quiet
+}
+
+// setBackedUp records that shard s's latest backup holds everything up
+// to version v.
+func (h *Handler) setBackedUp(s int, v uint64) {
+	h.mu.Lock()
+	h.backedUp[s] = v
+	h.mu.Unlock()
+}
+
+// beginBackup notes that a backup of shard s starts: from now on its
+// store is not known to be unchanged since its last one.
+func (h *Handler) beginBackup(s int) {
+	h.mu.Lock()
+	b := h.backups[s]
+	b.overlap = b.overlap || b.n > 0
+	b.n++
+	h.backups[s] = b
+	delete(h.backedUp, s)
+	h.mu.Unlock()
+}
+
+// endBackup notes that a backup of shard s begun at version v ended,
+// uploaded and recorded as the shard's state when ok. Backups of one
+// shard that overlapped (two exports at once) record nothing: the one
+// the snapshot store kept is not known.
+func (h *Handler) endBackup(s int, v uint64, ok bool) {
+	h.mu.Lock()
+	b := h.backups[s]
+	b.n--
+	if ok && !b.overlap {
+		h.backedUp[s] = v
+	}
+	if b.n <= 0 {
+		delete(h.backups, s)
+	} else {
+		h.backups[s] = b
+	}
+	h.mu.Unlock()
+}
+
+// unchanged reports whether shard s's store has had no write since the
+// backup its state names (so a handoff needs no new one).
+func (h *Handler) unchanged(s int) bool {
+	h.mu.Lock()
+	v, ok := h.backedUp[s]
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	now, err := h.o.Store.Shard(s).Version()
+	return err == nil && now == v
 }
 
 // backup uploads a backup of shard s to the snapshot store and records it
@@ -277,10 +358,17 @@ func (h *Handler) backup(ctx context.Context, s int, f fleet.Fence) error {
 	}
 	defer os.RemoveAll(tmp)
 	path := filepath.Join(tmp, "backup.badger")
-	if err := writeBackup(h.o.Store.Shard(s), path); err != nil {
-		return err
+	sh := h.o.Store.Shard(s)
+	h.beginBackup(s)
+	v, err := sh.Version() // before the backup: it holds all up to here
+	if err == nil {
+		err = writeBackup(sh, path)
 	}
-	return h.putBackup(ctx, s, f, path)
+	if err == nil {
+		err = h.putBackup(ctx, s, f, path)
+	}
+	h.endBackup(s, v, err == nil)
+	return err
 }
 
 // putBackup uploads the backup file path of shard s and records it.
@@ -374,14 +462,23 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 		return fleet.Part{}, fmt.Errorf("shard %d: export: %w", s, err)
 	}
 	backup := filepath.Join(tmp, "backup.badger")
-	if err := writeBackup(sh, backup); err != nil {
+	h.beginBackup(s)
+	version, err := sh.Version() // before the backup: it holds all up to here
+	if err == nil {
+		err = writeBackup(sh, backup)
+	}
+	if err != nil {
+		h.endBackup(s, 0, false)
 		return fleet.Part{}, fmt.Errorf("shard %d: backup: %w", s, err)
 	}
 	prefix := req.Dest + rebuild.PartDir(s) + "/"
 	if err := objstore.UploadDir(ctx, h.o.Snapshots, prefix, partDir, data.PartManifestFile, h.o.Logger); err != nil {
+		h.endBackup(s, 0, false)
 		return fleet.Part{}, fmt.Errorf("shard %d: uploading its part: %w", s, err)
 	}
-	if err := h.putBackup(ctx, s, f, backup); err != nil {
+	err = h.putBackup(ctx, s, f, backup)
+	h.endBackup(s, version, err == nil)
+	if err != nil {
 		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
 	}
 	return fleet.Part{URI: prefix, Rows: part.Manifest.Counts[data.PartDomainsFile]}, nil

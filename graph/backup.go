@@ -28,13 +28,34 @@ func (s *Store) Backup(w io.Writer) (version uint64, err error) {
 	return version, nil
 }
 
+// Version is the version of the store's last commit (Badger's read
+// timestamp): every write moves it on. A Backup begun after Version
+// returned v holds everything up to v, so a store whose Version is still
+// v needs no new backup.
+func (s *Store) Version() (v uint64, err error) {
+	defer recoverBadger(&err, s.dir)
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	return txn.ReadTs(), nil
+}
+
 // ErrNotEmpty: Restore's directory already holds something.
 var ErrNotEmpty = errors.New("graph: restore needs an empty store directory")
 
 // Restore makes a new store in dir from a Backup stream. dir must not
 // exist or be empty: a restore never merges into a store. The restored
-// store is opened once more to check it is a mapthenet store.
-func Restore(dir string, r io.Reader, log *slog.Logger) (err error) {
+// store is opened once more, read-only, to check it is a mapthenet store.
+func Restore(dir string, r io.Reader, log *slog.Logger) error {
+	return RestoreWith(dir, r, Options{Logger: log})
+}
+
+// RestoreWith is Restore writing through the memtables and block cache
+// of opts (MemTableSize, BlockCacheSize; 0: Badger's defaults) and
+// logging to opts.Logger: a shard of a store of K restores at its own
+// share of a machine's memory (a fleet node taking a shard), not at the
+// whole store's. The check that it opens is read-only: no memtable.
+func RestoreWith(dir string, r io.Reader, opts Options) (err error) {
+	log := opts.Logger
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -42,7 +63,8 @@ func Restore(dir string, r io.Reader, log *slog.Logger) (err error) {
 	if len(entries) > 0 {
 		return fmt.Errorf("%w: %s holds %d entries", ErrNotEmpty, dir, len(entries))
 	}
-	s, err := Open(dir, Options{Create: true, Logger: log, NameCache: -1, RecordCache: -1})
+	s, err := Open(dir, Options{Create: true, Logger: log, NameCache: -1, RecordCache: -1,
+		MemTableSize: opts.MemTableSize, BlockCacheSize: opts.BlockCacheSize})
 	if err != nil {
 		return err
 	}
@@ -56,7 +78,7 @@ func Restore(dir string, r io.Reader, log *slog.Logger) (err error) {
 	if err != nil {
 		return fmt.Errorf("graph: restore into %s: %w (remove %s before trying again)", dir, err, dir)
 	}
-	s, err = Open(dir, Options{Logger: log, NameCache: -1, RecordCache: -1})
+	s, err = Open(dir, Options{ReadOnly: true, Logger: log, NameCache: -1, RecordCache: -1, BlockCacheSize: opts.BlockCacheSize})
 	if err != nil {
 		return fmt.Errorf("graph: the restored store at %s does not open: %w", dir, err)
 	}

@@ -580,3 +580,36 @@ func lastLog(t *testing.T, dir, ext string) string {
 	}
 	return filepath.Join(dir, names[len(names)-1])
 }
+
+// Version moves on with every write and stays put without one: a store
+// whose version is the one read before its last backup began needs no
+// new backup (a fleet node's clean handoff of an unchanged shard).
+func TestVersion(t *testing.T) {
+	s := openDir(t, filepath.Join(t.TempDir(), "store"))
+	defer s.Close()
+	version := func() uint64 {
+		t.Helper()
+		v, err := s.Version()
+		must(t, err)
+		return v
+	}
+	v0 := version()
+	must(t, s.RecordVisit(visit("a.example", t0, data.OutcomeOK, link("b.example"))))
+	v1 := version()
+	if v1 <= v0 {
+		t.Fatalf("a visit left the version at %d (was %d)", v1, v0)
+	}
+	if _, err := s.Backup(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Domain("a.example"); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != v1 {
+		t.Errorf("a backup and a read moved the version from %d to %d", v1, v)
+	}
+	must(t, s.SetOwnerToken(7))
+	if v := version(); v <= v1 {
+		t.Errorf("a meta write left the version at %d", v)
+	}
+}

@@ -16,8 +16,15 @@ package graph
 // read only by writers, all under the store's writer mutex, so it always
 // holds committed values; anything else that writes d/ keys (a removal)
 // clears it.
+//
+// The ring grows as it is written, doubling up to its size, rather than
+// being allocated whole: a store of a few records (a fleet node's K
+// shards, most of them small or not held) does not pay for zeroing a
+// ring it never fills. Until it reaches its size nothing was overwritten,
+// so every position is its own offset and growing copies them as they are.
 type recordCache struct {
 	ring []byte
+	size uint64   // what the ring grows to
 	pos  uint64   // bytes ever written to the ring; the next write goes at pos % len(ring)
 	at   []uint64 // per id: 1 + its value's stream position << lenBits | length; 0 when not cached
 }
@@ -31,11 +38,27 @@ const (
 // It holds the records of a million or so recently written domains.
 const DefaultRecordCache = 256 << 20
 
+// recordCacheStart is the ring's first allocation (at most its size).
+const recordCacheStart = 1 << 20
+
 func newRecordCache(size int) *recordCache {
 	if size <= 0 {
 		return nil
 	}
-	return &recordCache{ring: make([]byte, size)}
+	return &recordCache{size: uint64(size)}
+}
+
+// grow makes room for n more bytes at pos while the ring is smaller than
+// its size: it doubles (at least to pos+n), up to the size.
+func (c *recordCache) grow(n uint64) {
+	have := uint64(len(c.ring))
+	if c.pos+n <= have || have >= c.size {
+		return
+	}
+	want := max(min(c.size, recordCacheStart), 2*have, c.pos+n)
+	ring := make([]byte, min(want, c.size))
+	copy(ring, c.ring[:c.pos])
+	c.ring = ring
 }
 
 // get returns id's value, valid until the next put, or nil.
@@ -60,12 +83,13 @@ func (c *recordCache) put(id uint32, v []byte) {
 	if int(id) >= len(c.at) {
 		c.at = append(c.at, make([]uint64, int(id)+1-len(c.at)+len(c.at)/4)...)
 	}
-	size := uint64(len(c.ring))
 	n := uint64(len(v))
-	if n > lenMask || n > size/16 {
+	if n > lenMask || n > c.size/16 {
 		c.at[id] = 0
 		return
 	}
+	c.grow(n)
+	size := uint64(len(c.ring))
 	if off := c.pos % size; off+n > size {
 		c.pos += size - off // no value wraps: skip to the ring's start
 	}

@@ -56,6 +56,49 @@ func TestRecordCache(t *testing.T) {
 	}
 }
 
+// TestRecordCacheGrows: the ring starts small and doubles as it is
+// written, up to its size; every value put before a growth reads back
+// the same after it, and once the ring is full the oldest are forgotten.
+func TestRecordCacheGrows(t *testing.T) {
+	const size = 4 * recordCacheStart
+	c := newRecordCache(size)
+	if len(c.ring) != 0 {
+		t.Fatalf("a new cache allocated %d bytes before its first put", len(c.ring))
+	}
+	val := func(id int) []byte { return bytes.Repeat([]byte{byte(id), byte(id >> 8)}, 500+id%7) }
+	var lens []int
+	const ids = 8000 // about 8 MB of values: past the size, so the ring wraps
+	starts := make([]uint64, ids)
+	for id := range ids {
+		c.put(uint32(id), val(id))
+		starts[id] = c.pos - uint64(len(val(id)))
+		if l := len(c.ring); len(lens) == 0 || lens[len(lens)-1] != l {
+			lens = append(lens, l)
+		}
+		if id%500 == 0 || id == ids-1 {
+			for j := 0; j <= id; j++ {
+				got := c.get(uint32(j))
+				if got != nil && !bytes.Equal(got, val(j)) {
+					t.Fatalf("after put %d (ring %d bytes): value %d reads back wrong", id, len(c.ring), j)
+				}
+				if got == nil && c.pos-starts[j]+1024 <= size { // a wrap skips less than a value
+					t.Fatalf("after put %d: value %d forgotten although the ring holds it", id, j)
+				}
+			}
+		}
+	}
+	want := []int{recordCacheStart, 2 * recordCacheStart, size}
+	if !reflect.DeepEqual(lens, want) {
+		t.Errorf("ring sizes %v, want %v", lens, want)
+	}
+	if c.get(0) != nil {
+		t.Error("the first value is still there after the ring wrapped")
+	}
+	if got := c.get(ids - 1); !bytes.Equal(got, val(ids-1)) {
+		t.Errorf("the last value reads %d bytes", len(got))
+	}
+}
+
 // TestRecordCacheTransparent: a store with the record cache ends as one
 // without it, over visits that reread records it holds, and a removal
 // (which rewrites records under it).

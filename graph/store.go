@@ -70,6 +70,11 @@ type Options struct {
 	// one of several shards of one machine (package shard) takes a share.
 	MemTableSize   int64
 	BlockCacheSize int64
+	// Compactors, when positive, replaces Badger's 4 compaction
+	// goroutines (at least 2: Badger's minimum). Each wakes every 50 ms
+	// even when there is nothing to compact, so K shards on one machine
+	// share a machine's compactors out (ShareOptions).
+	Compactors int
 }
 
 // DefaultNameCache is the default bound of the name→id cache (16 Mi
@@ -177,6 +182,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	}
 	if opts.BlockCacheSize > 0 {
 		bo = bo.WithBlockCacheSize(opts.BlockCacheSize)
+	}
+	if opts.Compactors > 0 {
+		bo = bo.WithNumCompactors(max(2, opts.Compactors))
 	}
 	bo = opts.GC.badgerOptions(bo)
 	if opts.InMemory {

@@ -289,7 +289,9 @@ func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 	if err := os.RemoveAll(staged); err != nil {
 		return err
 	}
-	if err := graph.Restore(staged, r, log); err != nil {
+	gopts := s.gopts
+	gopts.Logger = log
+	if err := graph.RestoreWith(staged, r, gopts); err != nil {
 		os.RemoveAll(staged)
 		return err
 	}

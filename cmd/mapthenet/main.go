@@ -24,8 +24,11 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	stopProfile := startCPUProfile(os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
+	stop()
+	os.Exit(code)
 }
 
 // run runs one command line, its output to stdout and its log and errors

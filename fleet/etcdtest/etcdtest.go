@@ -396,3 +396,19 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// PIDs are the process ids of the members that run as processes (none
+// for embedded members), for benchmarks that measure etcd's own CPU.
+func (c *Cluster) PIDs() []int {
+	var pids []int
+	for _, m := range c.members {
+		if p, ok := m.(*process); ok {
+			p.mu.Lock()
+			if p.cmd != nil {
+				pids = append(pids, p.cmd.Process.Pid)
+			}
+			p.mu.Unlock()
+		}
+	}
+	return pids
+}
