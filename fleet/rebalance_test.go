@@ -127,10 +127,18 @@ func TestTakeoverWaitCoversRequestInFlight(t *testing.T) {
 	proxy := etcdtest.NewProxy(t, c.Endpoints[0][len("http://"):])
 	hOld := newHandler("old", nil)
 	old := startNode(t, c.ClientOf(t, proxy.Endpoint()), "old", hOld, withTiming)
-	waitFor(t, 10*time.Second, "old holds the shard", func() bool { return len(ownedShards(old)) == 1 })
-	old.mu.Lock()
-	old.shards[0].grant.ReadyAt = time.Now() // skip its own takeover wait
-	old.mu.Unlock()
+	// Once its handler has started the shard (hold reads the grant no
+	// more until the holding ends), skip its own takeover wait.
+	waitFor(t, 10*time.Second, "old holds the shard, started", func() bool {
+		old.mu.Lock()
+		defer old.mu.Unlock()
+		h := old.shards[0]
+		if h == nil || h.state != active {
+			return false
+		}
+		h.grant.ReadyAt = time.Now()
+		return true
+	})
 
 	hNew := newHandler("new", check)
 	newNode := startNode(t, cli, "new", hNew, withTiming)
