@@ -37,6 +37,8 @@ func (n *fakeNode) Start(_ context.Context, g fleet.Grant) error {
 	return nil
 }
 
+func (n *fakeNode) Ready(s int, holdOffs map[string]time.Time) { n.crawl.HoldOffs(s, holdOffs) }
+
 func (n *fakeNode) Stop(s int, _ bool) time.Time { return n.crawl.Close(s) }
 
 func (n *fakeNode) Export(context.Context, fleet.ExportRequest, fleet.Fence) (fleet.Part, error) {
@@ -50,10 +52,7 @@ func (n *fakeNode) ReserveIP(ctx context.Context, ip netip.Addr, d time.Duration
 }
 
 func (n *fakeNode) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
-	n.mu.Lock()
-	f := n.fence[s]
-	n.mu.Unlock()
-	return n.fake.PutHoldOff(ctx, f, domain, until)
+	return n.fake.PutHoldOff(ctx, s, domain, until)
 }
 
 // A fleet node's crawl sends requests only to the sites of the shards it

@@ -127,9 +127,10 @@ func TestTakeoverWaitCoversRequestInFlight(t *testing.T) {
 	proxy := etcdtest.NewProxy(t, c.Endpoints[0][len("http://"):])
 	hOld := newHandler("old", nil)
 	old := startNode(t, c.ClientOf(t, proxy.Endpoint()), "old", hOld, withTiming)
-	waitFor(t, 10*time.Second, "old holds the shard", func() bool { return len(ownedShards(old)) == 1 })
+	waitFor(t, 10*time.Second, "old started the shard", func() bool { return hOld.started() == 1 })
 	old.mu.Lock()
 	old.shards[0].grant.ReadyAt = time.Now() // skip its own takeover wait
+	old.shards[0].ready = true
 	old.mu.Unlock()
 
 	hNew := newHandler("new", check)
