@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -188,17 +189,22 @@ func (h *testHandler) work(ctx context.Context, s int) {
 
 func (h *testHandler) Ready(s int, holdOffs map[string]time.Time) {
 	h.mu.Lock()
-	h.ready[s] = holdOffs
+	if h.ready[s] == nil {
+		h.ready[s] = map[string]time.Time{}
+	}
+	for d, t := range holdOffs {
+		h.ready[s][d] = t
+	}
 	h.mu.Unlock()
 }
 
-// readyHoldOffs are the hold-offs the last Ready of shard s had (ok:
+// readyHoldOffs are the hold-offs the Ready calls of shard s had (ok:
 // Ready was called).
 func (h *testHandler) readyHoldOffs(s int) (map[string]time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r, ok := h.ready[s]
-	return r, ok
+	return maps.Clone(r), ok
 }
 
 func (h *testHandler) Stop(s int, lost bool) time.Time {

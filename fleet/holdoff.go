@@ -146,6 +146,25 @@ func (n *Node) readHoldOffs(ctx context.Context, shard int) (map[string]time.Tim
 	return parseHoldOffs(shard, holds), nil
 }
 
+// sawHoldOff hands a hold-off written to etcd (a watch event: another
+// node's, maybe one that reached etcd only after this node's takeover
+// wait) to the handler of a shard this node holds and works.
+func (n *Node) sawHoldOff(key, value string) {
+	s, leaf, ok := parseShardKey(key)
+	if !ok || !strings.HasPrefix(leaf, holdOffLeaf) {
+		return
+	}
+	holds := parseHoldOffs(s, []kvPair{{key, value}})
+	if len(holds) == 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if h := n.shards[s]; h != nil && h.ready && h.state == active {
+		n.o.Handler.Ready(s, holds)
+	}
+}
+
 // parseHoldOffs reads the hold-off keys of one shard (a range read of
 // shards/<NNNN>/holdoff/).
 func parseHoldOffs(s int, kvs []kvPair) map[string]time.Time {

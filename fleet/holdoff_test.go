@@ -29,7 +29,8 @@ func holdOffIn(t *testing.T, n *Node, s int, domain string) time.Time {
 // out and another node takes the shard). The owner keeps the hold-off
 // and writes it as soon as etcd answers again, though it no longer holds
 // the shard; the new owner reads the shard's hold-offs again once its
-// takeover wait is over, and has it before its first request.
+// takeover wait is over, and has it before its first request; one
+// written after that reaches it through its watch.
 func TestHoldOffAfterDeadlineReachesNextOwner(t *testing.T) {
 	c, cli := newFleet(t, 1)
 	timing := fastTiming()
@@ -70,6 +71,15 @@ func TestHoldOffAfterDeadlineReachesNextOwner(t *testing.T) {
 	if got := holdOffIn(t, newNode, 0, "slow.example"); !got.Equal(until) {
 		t.Errorf("hold-off in etcd: %v, want %v", got, until)
 	}
+	// One written later still reaches the owner's crawl (its watch).
+	later := until.Add(time.Minute)
+	if err := old.PutHoldOff(context.Background(), 0, "late.example", later); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "new's handler has the later hold-off", func() bool {
+		holds, _ := hNew.readyHoldOffs(0)
+		return holds["late.example"].Equal(later)
+	})
 }
 
 // A hold-off is only ever extended: a shorter one written later (by any

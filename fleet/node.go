@@ -42,7 +42,9 @@ type Handler interface {
 	// node that could not write one in time may have written it during
 	// the takeover wait): none of those sites may be asked before its
 	// time. MaySend says yes from the moment Ready returns, not before.
-	// The node's lock is held: Ready must not call the node.
+	// It is called again, with the new ones only, for each hold-off of
+	// the shard the node sees written later (its watch). The node's lock
+	// is held: Ready must not call the node.
 	Ready(shard int, holdOffs map[string]time.Time)
 	// Stop ends the work on a shard whose Start returned nil: the node is
 	// giving it up (it moved,
