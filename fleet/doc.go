@@ -7,9 +7,10 @@
 // # Roles
 //
 // A crawl node calls StartNode with a Handler (the crawl's work on a
-// shard: Start, Stop, Export) and asks the node, through the Gate
+// shard: Start, Ready, Stop, Export) and asks the node, through the Gate
 // interface, before every request (MaySend), before a request to a
-// shared address (ReserveIP) and after a backup (PutShardState); the
+// shared address (ReserveIP), after a visit a site ended by asking to
+// wait (PutHoldOff) and after a backup (PutShardState); the
 // shard's store calls Fence.Check before every commit. A fleet rebuild
 // takes LockRebuild and runs CollectExports. Init makes a fleet;
 // ReadStatus reads one. fleettest.Fake stands in for a node in tests.
