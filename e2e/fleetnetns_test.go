@@ -142,16 +142,22 @@ func TestFleetNodeCutOff(t *testing.T) {
 	}
 	web := etcdtest.NewProxyOn(t, ns.webHost+":0", w.Addr())
 
+	// A longer response timeout than the other fleet tests': the
+	// takeover wait (TTL + it + skew) must leave n2 time to reconnect
+	// once the link is back (measured: 0.4 to 3.3 s).
+	const responseTimeout = 6 * time.Second
+	nodeFlags := []string{"--max-sites-in-flight", "1", "--response-timeout", responseTimeout.String()}
 	var nodes []*opsProc
 	for i := range 2 {
-		nodes = append(nodes, f.startNode(t, i, now, "--max-sites-in-flight", "1"))
+		nodes = append(nodes, f.startNode(t, i, now, nodeFlags...))
 	}
 	// n2: the web only through --connect-to to the private address (an
 	// operator's explicit choice, exempt from the public-address guard).
 	args := fleetCrawlFlags(f.r, now)
 	args[slices.Index(args, "--connect-to")+1] = "::" + web.Addr()
 	args = append(args, "--fleet", "etcd://"+strings.Join(eps, ","), "--node", "n2", "--snapshots", f.snaps,
-		"--lease-ttl", fleetTTL.String(), "--recheck", "1s", "--max-sites-in-flight", "1")
+		"--lease-ttl", fleetTTL.String(), "--recheck", "1s")
+	args = append(args, nodeFlags...)
 	victim := startOpsIn(t, ns.exec(), f.bin, f.nodeDir(2), args...)
 	nodes = append(nodes, victim)
 	victim.waitFor(t, "a recorded visit on n2", 60*time.Second, func() bool { return len(victim.logged("visit recorded")) > 0 })
@@ -182,6 +188,9 @@ func TestFleetNodeCutOff(t *testing.T) {
 	restored := time.Now()
 	t.Logf("n2 cut off from etcd for %v after %d recorded visits", restored.Sub(cut).Round(time.Millisecond), len(victim.logged("visit recorded")))
 	victim.waitFor(t, "n2 taking a shard again", 60*time.Second, func() bool { return len(tookSince(victim, restored)) > 0 })
+	if at := firstLogged(victim, "joined the fleet", restored); !at.IsZero() {
+		t.Logf("n2 joined the fleet again %v after the link came back", at.Sub(restored).Round(time.Millisecond))
+	}
 	held := waitVisitedOrHeld(t, f, nodes, 90*time.Second)
 	checkHoldOffsWritten(t, f, nodes)
 	t.Logf("every site visited %v after the link came back", time.Since(restored).Round(time.Millisecond))
@@ -212,7 +221,7 @@ func TestFleetNodeCutOff(t *testing.T) {
 			continue
 		}
 		late++
-		if r.Start.After(stopBy) || r.End.After(stopBy.Add(fleetResponseTimeout)) {
+		if r.Start.After(stopBy) || r.End.After(stopBy.Add(responseTimeout)) {
 			t.Errorf("n2 sent %s://%s%s (shard %d) from %v to %v after the cut (limit: start by %v), before it took that shard again (took: %v)",
 				r.Scheme, r.Host, r.Path, s, r.Start.Sub(cut).Round(time.Millisecond), r.End.Sub(cut).Round(time.Millisecond),
 				stopBy.Sub(cut), retaken)
@@ -224,7 +233,7 @@ func TestFleetNodeCutOff(t *testing.T) {
 	// n0 and n1: for each shard taken from n2 (no handoff), no request
 	// before the takeover wait (TTL + response timeout + skew) was over.
 	// (The log line comes just after the wait starts: 20 ms of slack.)
-	wait := fleetTTL + fleetResponseTimeout + skewMargin - 20*time.Millisecond
+	wait := fleetTTL + responseTimeout + skewMargin - 20*time.Millisecond
 	taken := 0
 	for i, n := range nodes[:2] {
 		nkey := nodeKeyID(t, f.nodeDir(i))
@@ -265,4 +274,17 @@ func tookUncleanIn(n *opsProc, from, to time.Time) map[int]time.Time {
 		}
 	}
 	return out
+}
+
+// firstLogged is the time of n's first log line with message msg after
+// from (zero: none).
+func firstLogged(n *opsProc, msg string, from time.Time) time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, line := range n.lines {
+		if at := logTime(line); line["msg"] == msg && at.After(from) {
+			return at
+		}
+	}
+	return time.Time{}
 }
