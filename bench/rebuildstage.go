@@ -54,6 +54,9 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 		if cpu, ok := res.StageCPU[st.Stage]; ok {
 			v += ", CPU " + secs(cpu)
 		}
+		if kib, ok := res.StagePeakKiB[st.Stage]; ok {
+			v += fmt.Sprintf(", peak so far %.0f MiB", float64(kib)/1024)
+		}
 		if st.Rows > 0 {
 			v += fmt.Sprintf(" (%d rows)", st.Rows)
 		}
@@ -62,12 +65,15 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	return rows, nil
 }
 
-// rebuildResult is what the rebuild child reports: the manifest, and the
-// CPU time (user+sys, seconds) of each stage, which a busy machine
-// distorts less than the manifest's wall times.
+// rebuildResult is what the rebuild child reports: the manifest, the CPU
+// time (user+sys, seconds) of each stage, which a busy machine distorts
+// less than the manifest's wall times, and the child's peak resident
+// memory at each stage's end (the peak of the first stages, which merge
+// the shards into the snapshot's files, is the merge's).
 type rebuildResult struct {
 	data.Manifest
-	StageCPU map[string]float64 `json:"stage_cpu_seconds"`
+	StageCPU     map[string]float64 `json:"stage_cpu_seconds"`
+	StagePeakKiB map[string]int64   `json:"stage_peak_kib"`
 }
 
 // childRebuild opens the store and runs rebuild.Run into a data
@@ -85,6 +91,7 @@ func childRebuild(args []string) (*rebuildResult, error) {
 	defer s.Close()
 	// The process's CPU time when each stage last reports (at its end).
 	cpuAt := map[string]time.Duration{}
+	peakAt := map[string]int64{}
 	start := processCPU()
 	m, err := rebuild.Run(context.Background(), s, rebuild.Options{
 		DataDir:  args[1],
@@ -92,12 +99,12 @@ func childRebuild(args []string) (*rebuildResult, error) {
 		Keep:     1,
 		Rank:     rank.Params{Workers: workers},
 		MapTop:   mapTop,
-		Progress: func(stage string, _ int64) { cpuAt[stage] = processCPU() },
+		Progress: func(stage string, _ int64) { cpuAt[stage], peakAt[stage] = processCPU(), peakRSSKiB() },
 	})
 	if err != nil {
 		return nil, err
 	}
-	res := &rebuildResult{Manifest: *m, StageCPU: map[string]float64{}}
+	res := &rebuildResult{Manifest: *m, StageCPU: map[string]float64{}, StagePeakKiB: peakAt}
 	prev := start
 	for _, st := range m.Stages {
 		if at, ok := cpuAt[st.Stage]; ok {

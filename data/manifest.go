@@ -13,6 +13,9 @@ type Manifest struct {
 	Tiers         []Tier           `json:"tiers"`
 	Stages        []StageTiming    `json:"stages,omitempty"`
 	CreatedAt     time.Time        `json:"created_at"`
+	// SchedulePartitions lists the schedule's partitions by shard (a
+	// fleet rebuild's snapshot; nil otherwise: see partition.go).
+	SchedulePartitions *SchedulePartitions `json:"schedule_partitions,omitempty"`
 }
 
 // Tier is one row of the revisit tier table, as manifest.json lists it:

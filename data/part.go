@@ -71,4 +71,7 @@ type PartManifest struct {
 	AsOf        time.Time        `json:"as_of"` // when the shard's view was taken
 	Counts      map[string]int64 `json:"counts"`
 	CreatedAt   time.Time        `json:"created_at"`
+	// Platforms are the store's routing platform suffixes (shard.Router):
+	// a fleet rebuild splits the schedule by shard with them.
+	Platforms []string `json:"platforms,omitempty"`
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/fleet/etcdtest"
 	"github.com/mapthenet/mapthenet/simweb"
+	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // A crawl fleet end to end (issue 17): a 3-member etcd (Debian's etcd
@@ -121,6 +123,49 @@ func TestFleetCrawl(t *testing.T) {
 	due = slices.DeleteFunc(due, func(d string) bool { return held[d] })
 	waitVisited(t, nodes[:2], due, 90*time.Second)
 	t.Logf("n0 and n1 visited every due domain %v after the kill", time.Since(killed).Round(time.Millisecond))
+	// They read it from the partitions of the shards they held (or
+	// hold), never the whole schedule.
+	for i := range 2 {
+		cur := snapshot.Local(f.nodeDir(i)).CurrentPath("")
+		parts, _ := filepath.Glob(filepath.Join(cur, data.SchedulePartitionsDir, "shard=*.parquet"))
+		if _, err := os.Stat(filepath.Join(cur, data.ScheduleFile)); err == nil || len(parts) == 0 {
+			t.Errorf("node %d's pulled snapshot holds %d of %d schedule partitions (want some) and schedule.parquet: %v", i, len(parts), fleetShards, err == nil)
+		}
+	}
+	// fleet status has every owned shard's due counts, by its owner now.
+	statusOut, err := exec.Command(bin, "fleet", "status", "--fleet", etcd.URL(), "--json").Output()
+	var status fleet.Status
+	if err == nil {
+		err = json.Unmarshal(statusOut, &status)
+	}
+	if err != nil {
+		t.Fatalf("fleet status --json: %v\n%s", err, statusOut)
+	}
+	for _, sh := range status.Shards {
+		if c := sh.Counts; sh.Owner != "" && (c == nil || c.Token != sh.Token || c.Node != sh.Owner || c.Snapshot == "") {
+			t.Errorf("fleet status: shard %d of %s (token %d) has counts %+v", sh.Shard, sh.Owner, sh.Token, c)
+		}
+	}
+	// A node answers on crawl.sock as a single crawl does: status tells
+	// what it does; a rebuild of its data directory is refused, naming the
+	// fleet's.
+	statusOut, err = exec.Command(bin, "--data-dir", f.nodeDir(0), "status", "--json").Output()
+	var nodeStatus struct {
+		Crawl    *crawl.ActivityReport `json:"crawl"`
+		Snapshot *struct {
+			Scheduled int `json:"scheduled"`
+		} `json:"snapshot"`
+	}
+	if err == nil {
+		err = json.Unmarshal(statusOut, &nodeStatus)
+	}
+	if err != nil || nodeStatus.Crawl == nil || nodeStatus.Crawl.Visits == 0 || nodeStatus.Snapshot == nil || nodeStatus.Snapshot.Scheduled == 0 {
+		t.Errorf("status of node 0: %v\n%s", err, statusOut)
+	}
+	rb := exec.Command(bin, "--data-dir", f.nodeDir(0), "rebuild")
+	if out, err := rb.CombinedOutput(); rb.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "rebuild --fleet") {
+		t.Errorf("rebuild in node 0's data dir: %v, want exit 1 naming rebuild --fleet:\n%s", err, out)
+	}
 	fleetRebuild(t, bin, etcd.URL(), snaps, admin.dir, later.Add(time.Hour))
 	for _, n := range nodes[:2] {
 		if code := n.stop(t, 20*time.Second); code != 0 {

@@ -25,7 +25,8 @@
 //	nodes/<name>                NodeInfo: the node, put with its lease (txn: create_revision == 0, so one live node per name)
 //	shards/<NNNN>/owner         the owner's name, bound to its lease; create_revision is the fencing token
 //	shards/<NNNN>/handoff       Handoff: put by an owner releasing cleanly, deleted by the next owner's take
-//	shards/<NNNN>/state         ShardState (backup location, due counts): owner, txn guarded by its token
+//	shards/<NNNN>/state         ShardState (backup location): owner, txn guarded by its token
+//	shards/<NNNN>/counts        ShardCounts (due and waiting domains): owner, every minute, txn guarded by its token
 //	shards/<NNNN>/export        ExportRecord (last part exported): owner, txn guarded by its token
 //	shards/<NNNN>/holdoff/<d>   a site's wait, unix ms (text): any node whose visit learnt it, extend-only compare-and-swap, a lease that runs out then (holdoff.go)
 //	pace/ip/<hmac>              next allowed start, unix ms (decimal text): compare-and-swap on mod_revision, short lease

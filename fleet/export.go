@@ -94,8 +94,8 @@ func (n *Node) export(h *held, r ExportRequest) {
 	}
 }
 
-// PutShardState writes the shard's state (backup location, due counts:
-// what the next owner and fleet status read) under holding f: it
+// PutShardState writes the shard's state (its backup's location: what
+// the next owner and fleet status read) under holding f: it
 // succeeds only while f's token is the shard's owner key (Stop may write
 // it: Fence.CheckHeld). Token, Node and
 // UpdatedAt are filled in.
@@ -130,8 +130,49 @@ type ShardState struct {
 	// store's URI); empty: none yet.
 	Backup   string     `json:"backup,omitempty"`
 	BackupAt *time.Time `json:"backup_at,omitempty"`
-	// Due and Waiting: domains of the shard due now and waiting for a
-	// first visit, as the crawl last counted them (nil: not counted).
-	Due     *int64 `json:"due,omitempty"`
-	Waiting *int64 `json:"waiting,omitempty"`
+}
+
+// ShardCounts is shards/<NNNN>/counts: how much of the shard's schedule
+// its owner has still to visit, as it last counted (every minute;
+// fleet status shows them). A key of its own, not part of state, so that
+// a count never replaces the backup location the next owner restores.
+type ShardCounts struct {
+	Token int64  `json:"token"`
+	Node  string `json:"node"`
+	// At is the time counted as of: the crawl's now (its --now moved on
+	// by the time it has run, or the clock).
+	At time.Time `json:"at"`
+	// Snapshot is the schedule's snapshot id ("": none pulled yet).
+	Snapshot string `json:"snapshot"`
+	// Due are the shard's schedule rows due at At, of domains visited
+	// before, not visited since the snapshot; Waiting, the domains never
+	// visited that are due (new in the schedule) or seeds of this run.
+	Due     int64 `json:"due"`
+	Waiting int64 `json:"waiting"`
+}
+
+// PutShardCounts writes the shard's counts under holding f, in a
+// transaction that succeeds only while f's token is the owner key's
+// create revision. Token and Node are filled in, and At if zero.
+func (n *Node) PutShardCounts(ctx context.Context, f Fence, c ShardCounts) error {
+	if err := f.Check(); err != nil {
+		return err
+	}
+	c.Token, c.Node = f.Token, n.o.Name
+	if c.At.IsZero() {
+		c.At = wall(n.clock.Now())
+	}
+	raw, _ := json.Marshal(c)
+	ctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
+	defer cancel()
+	resp, err := n.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(shardKey(f.Shard, ownerLeaf)), "=", f.Token)).
+		Then(clientv3.OpPut(shardKey(f.Shard, countsLeaf), string(raw))).Commit()
+	if err != nil {
+		return fmt.Errorf("shard %d counts: %w", f.Shard, err)
+	}
+	if !resp.Succeeded {
+		return &NotNowError{Shard: f.Shard, Err: ErrTokenChanged}
+	}
+	return nil
 }

@@ -17,8 +17,10 @@ type Gate interface {
 	// ReserveIP before a request to an address shared by several sites,
 	// when --ip-delay is on: wait until the time it returns.
 	ReserveIP(ctx context.Context, ip netip.Addr, delay time.Duration) (time.Time, error)
-	// PutShardState after a backup (and periodically, with due counts).
+	// PutShardState after a backup.
 	PutShardState(ctx context.Context, f Fence, st ShardState) error
+	// PutShardCounts every minute: what fleet status shows as due.
+	PutShardCounts(ctx context.Context, f Fence, c ShardCounts) error
 	// PutHoldOff after a visit a site ended by asking to wait (a 429 or
 	// 503, a block), whether or not the node still holds the shard: every
 	// later owner honours it (Grant.HoldOff, Handler.Ready). An error

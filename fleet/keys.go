@@ -27,6 +27,7 @@ const (
 	handoffLeaf     = "handoff"
 	stateLeaf       = "state"
 	exportLeaf      = "export"
+	countsLeaf      = "counts"
 	shardKeyDigits  = 4 // shards/0007/owner: fixed width, so keys sort by shard
 	maxShardsFormat = 9999
 )

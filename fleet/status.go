@@ -31,7 +31,8 @@ type NodeStatus struct {
 	LeaseTTLLeft float64 `json:"lease_ttl_left_s"`
 	Shards       []int   `json:"shards"` // held now
 	Targets      []int   `json:"targets"`
-	// Due and Waiting add up its shards' counts (nil: none counted yet).
+	// Due and Waiting add up the counts of the shards it holds, those it
+	// made under its holding (nil: none counted yet).
 	Due     *int64 `json:"due"`
 	Waiting *int64 `json:"waiting"`
 }
@@ -45,6 +46,10 @@ type ShardStatus struct {
 	Handoff    *Handoff      `json:"handoff"`
 	State      *ShardState   `json:"state"`
 	LastExport *ExportRecord `json:"last_export"`
+	// Counts are the shard's due and waiting domains as an owner last
+	// counted them (nil: never; Counts.Token other than Token: counted by
+	// an earlier holding, not yet by the owner now).
+	Counts *ShardCounts `json:"counts"`
 }
 
 // RebuildStatus is the fleet rebuild's lock, open barriers and last
@@ -118,6 +123,11 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, endpoints []string) (
 			if json.Unmarshal(kv.Value, &x) == nil {
 				sh.State = &x
 			}
+		case countsLeaf:
+			var x ShardCounts
+			if json.Unmarshal(kv.Value, &x) == nil {
+				sh.Counts = &x
+			}
 		case exportLeaf:
 			var x ExportRecord
 			if json.Unmarshal(kv.Value, &x) == nil {
@@ -141,9 +151,9 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, endpoints []string) (
 		}
 		if ns := byName[shards[s].Owner]; ns != nil {
 			ns.Shards = append(ns.Shards, s)
-			if x := shards[s].State; x != nil {
-				ns.Due = addCount(ns.Due, x.Due)
-				ns.Waiting = addCount(ns.Waiting, x.Waiting)
+			if c := shards[s].Counts; c != nil && c.Token == shards[s].Token {
+				ns.Due = addCount(ns.Due, c.Due)
+				ns.Waiting = addCount(ns.Waiting, c.Waiting)
 			}
 		}
 	}
@@ -159,15 +169,11 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, endpoints []string) (
 	return st, nil
 }
 
-func addCount(sum, x *int64) *int64 {
-	if x == nil {
-		return sum
-	}
-	v := *x
+func addCount(sum *int64, x int64) *int64 {
 	if sum != nil {
-		v += *sum
+		x += *sum
 	}
-	return &v
+	return &x
 }
 
 // readRebuild sorts the rebuild/ keys into rb.

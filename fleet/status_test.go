@@ -33,9 +33,16 @@ func TestStatusAndMetrics(t *testing.T) {
 	})
 	for i, s := range ownedShards(a) {
 		g, _ := ha.grant(s)
-		due, waiting := int64(10*(i+1)), int64(5)
-		if err := a.PutShardState(ctx, g.Fence, ShardState{Due: &due, Waiting: &waiting, Backup: "file:///b"}); err != nil {
+		if err := a.PutShardState(ctx, g.Fence, ShardState{Backup: "backups/b"}); err != nil {
 			t.Fatal(err)
+		}
+		if err := a.PutShardCounts(ctx, g.Fence, ShardCounts{Snapshot: "2026-12-04T100000Z", Due: int64(10 * (i + 1)), Waiting: 5}); err != nil {
+			t.Fatal(err)
+		}
+		// Counts under an earlier holding's token are refused by etcd.
+		stale := NewFence(s, g.Token-1, func() error { return nil })
+		if err := b.PutShardCounts(ctx, stale, ShardCounts{Due: 1}); err == nil {
+			t.Errorf("counts of shard %d under a stale token were written", s)
 		}
 	}
 	st, err = ReadStatus(ctx, cli, c.Endpoints)
@@ -54,6 +61,16 @@ func TestStatusAndMetrics(t *testing.T) {
 	}
 	if na.Due == nil || *na.Due != 30 || na.Waiting == nil || *na.Waiting != 10 || st.Nodes[1].Due != nil {
 		t.Errorf("due counts: a %v/%v, b %v", na.Due, na.Waiting, st.Nodes[1].Due)
+	}
+	for i, s := range ownedShards(a) {
+		sh := st.Shards[s]
+		if c := sh.Counts; c == nil || c.Due != int64(10*(i+1)) || c.Waiting != 5 || c.Token != sh.Token || c.Node != "a" || c.At.IsZero() {
+			t.Errorf("shard %d counts %+v (token %d)", s, c, sh.Token)
+		}
+		// The counts are a key of their own: the backup's location stays.
+		if sh.State == nil || sh.State.Backup != "backups/b" {
+			t.Errorf("shard %d state %+v after its counts", s, sh.State)
+		}
 	}
 	for _, sh := range st.Shards {
 		holder := a

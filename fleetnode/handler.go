@@ -3,7 +3,8 @@
 // coordination"): Handler is a crawl node's fleet.Handler (take a shard:
 // restore its latest copy, fence it, add its seeds, let the crawl work it;
 // give it up; export it for a fleet rebuild and back it up), PullSchedule
-// brings the fleet's current schedule into a node's data directory, and
+// brings the fleet's current schedule (the partitions of the shards the
+// node holds) into a node's data directory, and
 // Rebuild is `mapthenet rebuild --fleet`: the barrier, the merge of the
 // parts, the publication.
 package fleetnode
@@ -17,6 +18,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,8 +62,12 @@ type Options struct {
 	Snapshots objstore.Store
 	// TmpDir stages exports and backups (in the data directory).
 	TmpDir string
-	Clock  clockwork.Clock // nil: the real clock
-	Logger *slog.Logger    // nil: discard
+	// DataDir is the node's data directory: a shard taken gets its
+	// schedule partition added to the pulled snapshot there
+	// (AddPartitions). "": none added (PullSchedule's next run does it).
+	DataDir string
+	Clock   clockwork.Clock // nil: the real clock
+	Logger  *slog.Logger    // nil: discard
 }
 
 // Handler is a crawl node's fleet.Handler. Call SetGate with the node
@@ -177,6 +185,13 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	h.mu.Lock()
 	h.fences[s] = g.Fence
 	h.mu.Unlock()
+	if h.o.DataDir != "" && h.o.Snapshots != nil {
+		// The shard's part of the schedule, before the crawl reads it.
+		if _, err := AddPartitions(ctx, h.o.Snapshots, h.o.DataDir, []int{s}); err != nil {
+			h.o.Logger.Warn("could not pull a shard's schedule partition (its seeds are crawled; the next --recheck tries again)",
+				"shard", s, "err", err)
+		}
+	}
 	h.crawl.Open(s, restored, g.HoldOff)
 	return nil
 }
@@ -184,6 +199,18 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 // Ready gives the crawl the shard's hold-offs read after the takeover
 // wait and wakes it: its requests may start.
 func (h *Handler) Ready(s int, holdOffs map[string]time.Time) { h.crawl.HoldOffs(s, holdOffs) }
+
+// Held lists the shards the node holds now (taken, not yet given up), in
+// no order: the schedule partitions it pulls.
+func (h *Handler) Held() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]int, 0, len(h.fences))
+	for s := range h.fences {
+		out = append(out, s)
+	}
+	return out
+}
 
 // restore replaces shard s's local copy with the backup p names.
 func (h *Handler) restore(ctx context.Context, s int, p *fleet.ShardState) error {
@@ -264,8 +291,54 @@ func (h *Handler) putBackup(ctx context.Context, s int, f fleet.Fence, path stri
 		if err := gate.PutShardState(ctx, f, fleet.ShardState{Backup: key, BackupAt: &at}); err != nil {
 			return fmt.Errorf("recording its backup: %w", err)
 		}
+		removed, err := PruneBackups(ctx, h.o.Snapshots, s, f.Token)
+		if err != nil {
+			h.o.Logger.Warn("could not remove a shard's old backups (the next backup tries again)", "shard", s, "err", err)
+		} else if len(removed) > 0 {
+			h.o.Logger.Info("removed a shard's old backups", "shard", s, "removed", removed)
+		}
 	}
 	return nil
+}
+
+// PruneBackups removes shard's backups older than the two latest once the
+// backup made under token latest is recorded as the shard's state (only
+// then: until it is, the state names an older one). It keeps that one,
+// the one before it (a node that read the state just before may be
+// restoring from it while the new one is recorded) and any of a later
+// token (a later owner's: this node may have lost the shard meanwhile),
+// so the backup the state names is never among those removed. Keys that
+// are not <token>.badger are left alone. It returns the keys removed.
+func PruneBackups(ctx context.Context, st objstore.Store, shard int, latest int64) ([]string, error) {
+	prefix := BackupsPrefix + rebuild.PartDir(shard) + "/"
+	infos, err := st.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	tokens := map[string]int64{}
+	var before int64 = -1 // the latest token below latest
+	for _, in := range infos {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(in.Key, prefix), ".badger")
+		t, err := strconv.ParseInt(name, 10, 64)
+		if !ok || err != nil || strings.Contains(name, "/") || BackupKey(shard, t) != in.Key {
+			continue
+		}
+		tokens[in.Key] = t
+		if t < latest && t > before {
+			before = t
+		}
+	}
+	var removed []string
+	for key, t := range tokens {
+		if t < before {
+			if err := st.Delete(ctx, key); err != nil {
+				return removed, err
+			}
+			removed = append(removed, key)
+		}
+	}
+	slices.Sort(removed)
+	return removed, nil
 }
 
 // Export writes shard req's part (rebuild.ExportPart of one view of the
@@ -291,7 +364,8 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
 	}
 	partDir := filepath.Join(tmp, rebuild.PartDir(s))
-	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now()})
+	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now(),
+		Platforms: h.o.Store.Router().Platforms()})
 	view.Close()
 	if err != nil {
 		return fleet.Part{}, fmt.Errorf("shard %d: export: %w", s, err)

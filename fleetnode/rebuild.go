@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/objstore"
 	"github.com/mapthenet/mapthenet/rebuild"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -42,7 +44,8 @@ type RebuildOptions struct {
 // owner for its part (fleet.RebuildLock.CollectExports: one failed or
 // missing shard fails the rebuild, and `current` stays), downloads the
 // parts, merges them (rebuild.RunParts: the same snapshot one store of
-// the same links gives), publishes the snapshot and moves `current`. The
+// the same links gives, plus the schedule split by shard, with the
+// routing the parts name), publishes the snapshot and moves `current`. The
 // parts are removed from the snapshot store afterwards.
 func Rebuild(ctx context.Context, cli *clientv3.Client, o RebuildOptions) (*data.Manifest, error) {
 	log := o.Logger
@@ -110,6 +113,19 @@ func Rebuild(ctx context.Context, cli *clientv3.Client, o RebuildOptions) (*data
 		}
 		parts[i] = p
 	}
+	// The schedule is split by shard as the nodes' stores route domains.
+	platforms := parts[0].Manifest.Platforms
+	for _, p := range parts[1:] {
+		if !slices.Equal(p.Manifest.Platforms, platforms) {
+			return nil, fmt.Errorf("shard %d's part routes by platforms %q, shard 0's by %q: the nodes' stores disagree (every node needs the same --platform table)",
+				p.Manifest.Shard, p.Manifest.Platforms, platforms)
+		}
+	}
+	router, err := shard.NewRouter(len(parts), platforms)
+	if err != nil {
+		return nil, err
+	}
+	o.Rebuild.ScheduleShards = &router
 	return rebuild.RunParts(ctx, parts, o.Rebuild)
 }
 

@@ -185,7 +185,10 @@ func (s *Storage) Replace(id, file string, fill func(path string) (bool, error))
 		return err
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, file)
+	path := filepath.Join(dir, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // schedule/shard=NN.parquet
+		return err
+	}
 	keep, err := fill(path)
 	if err != nil || !keep {
 		return err

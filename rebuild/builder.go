@@ -10,6 +10,7 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/schedule"
+	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -41,6 +42,8 @@ type builder struct {
 	order      []uint32  // ranked domains, best first
 	mapX, mapY []float64 // dense → position on the map; NaN: not placed
 	mapPrint   string    // the layout's fingerprint, kept in domains.parquet
+
+	partitions *data.SchedulePartitions // the schedule by shard (Options.ScheduleShards)
 }
 
 const progressEvery = 1 << 16
@@ -414,7 +417,35 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 
 	n, err := b.snap.WriteSchedule(sched)
 	b.counts[data.ScheduleFile] = n
-	return rows, err
+	if err != nil {
+		return rows, err
+	}
+	if r := b.opts.ScheduleShards; r != nil {
+		if b.partitions, err = writePartitions(b.snap, *r, sched); err != nil {
+			return rows, fmt.Errorf("schedule partitions: %w", err)
+		}
+	}
+	return rows, nil
+}
+
+// writePartitions splits the sorted schedule by the shard of each row's
+// domain, keeping the order, and writes one partition per shard (an
+// empty one too: a node always finds its shard's file).
+func writePartitions(snap *snapshot.Build, r shard.Router, sched []data.ScheduleRow) (*data.SchedulePartitions, error) {
+	byShard := make([][]data.ScheduleRow, r.Shards())
+	for _, row := range sched {
+		s := r.Of(row.Domain)
+		byShard[s] = append(byShard[s], row)
+	}
+	out := &data.SchedulePartitions{Shards: r.Shards(), Platforms: r.Platforms(), Files: make([]data.SchedulePartition, 0, r.Shards())}
+	for s, rows := range byShard {
+		p, err := snap.WriteSchedulePartition(s, rows)
+		if err != nil {
+			return nil, err
+		}
+		out.Files = append(out.Files, p)
+	}
+	return out, nil
 }
 
 // domainRow fills the columns that come from the store's state and tier.

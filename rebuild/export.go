@@ -14,6 +14,10 @@ import (
 type PartInfo struct {
 	Shard, Shards int
 	AsOf          time.Time // when the view was taken
+	// Platforms are the store's routing platform suffixes
+	// (shard.Router.Platforms): the fleet rebuild splits the schedule by
+	// shard with them.
+	Platforms []string
 }
 
 // ExportPart writes one shard's view as a part into dir (a new or empty
@@ -107,7 +111,7 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 		return nil, err
 	}
 	m := &data.PartManifest{Format: data.PartFormat, StoreFormat: graph.FormatVersion, Shard: info.Shard, Shards: info.Shards,
-		AsOf: info.AsOf.UTC(), Counts: counts, CreatedAt: time.Now().UTC()}
+		AsOf: info.AsOf.UTC(), Counts: counts, CreatedAt: time.Now().UTC(), Platforms: info.Platforms}
 	if err := pb.Commit(m); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,12 @@ type Options struct {
 	// layout.DefaultParams' values, and Workers defaults to Rank.Workers.
 	Layout layout.Params
 	Logger *slog.Logger
+	// ScheduleShards, when set (a fleet rebuild), also splits the schedule
+	// by the shard each domain lives in by this routing: one partition per
+	// shard (data.SchedulePartitionFile), listed in the manifest, for the
+	// crawl nodes to pull only their shards' rows. nil: none (one
+	// machine's snapshot: its files do not change).
+	ScheduleShards *shard.Router
 	// Progress, when set, is told the rows a stage has done now and then
 	// and once when the stage ends (for a progress line on a terminal).
 	Progress func(stage string, rows int64)
@@ -299,6 +305,8 @@ func run(ctx context.Context, opts Options, open func(dir *snapshot.Dir, id stri
 		Rank:          b.rankInfo,
 		Tiers:         opts.Tiers,
 		CreatedAt:     time.Now().UTC(),
+
+		SchedulePartitions: b.partitions,
 	}
 	b.timed("commit", start, 0) // timed before writing so that the manifest includes it
 	m.Stages = b.stages

@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"github.com/mapthenet/mapthenet/snapshot"
 	"html"
 	"html/template"
 	"net/http"
@@ -91,11 +92,11 @@ func yesNo(b *bool) string {
 // lists have a hundred items).
 type domainView struct {
 	Domain, Rank, Move, Score  string // Rank "": unranked
-	Tier, RevisitDays, Pages   int
+	Tier, RevisitDays, Pages   int32
 	InDomains, OutDomains      string
 	Community                  *communityJSON
 	CommunitySize              string
-	LinkWords                  []linkWordJSON
+	LinkWords                  []snapshot.LinkWordJSON
 	HTTPS, IPv6, Operator, ASN string
 	OptedOut                   bool
 	FirstSeen, LastVisit       string
@@ -143,7 +144,7 @@ func newDomainView(d *domainJSON) *domainView {
 		v.LastOutcome = *d.LastOutcome
 	}
 	if d.LastStatus != nil {
-		v.LastStatus = strconv.Itoa(*d.LastStatus)
+		v.LastStatus = strconv.Itoa(int(*d.LastStatus))
 	}
 	if n := d.NextVisit; n != nil {
 		v.NextVisit = at(n.At) + ": " + n.Why

@@ -1,7 +1,7 @@
 package site
 
 import (
-	"fmt"
+	"github.com/mapthenet/mapthenet/snapshot"
 	"net/http"
 	"slices"
 	"sort"
@@ -14,47 +14,26 @@ import (
 // The JSON API's shapes (DESIGN.md, "serve"). Field names follow
 // `rank DOMAIN --json`, of which a domain's report is a superset.
 
+// domainJSON is `rank DOMAIN --json`'s report (snapshot.DomainJSON, one
+// definition for both) with what the site adds.
 type domainJSON struct {
-	Snapshot        string         `json:"snapshot"`
-	AsOf            time.Time      `json:"as_of"`
-	Domain          string         `json:"domain"`
-	Rank            *int64         `json:"rank"`
-	PrevRank        *int64         `json:"prev_rank"`
-	Move            *int64         `json:"move"`
-	Score           float64        `json:"score"`
-	Tier            int            `json:"tier"`
-	RevisitDays     int            `json:"revisit_days"`
-	PagesPerVisit   int            `json:"pages_per_visit"`
-	InDomains       int64          `json:"in_domains"`
-	OutDomains      int64          `json:"out_domains"`
+	Snapshot string    `json:"snapshot"`
+	AsOf     time.Time `json:"as_of"`
+	snapshot.DomainJSON
 	Community       *communityJSON `json:"community"`
 	HTTPS           *bool          `json:"https"`
 	IPv6            *bool          `json:"ipv6"`
 	ASN             *int64         `json:"asn"`
 	NetworkOperator *string        `json:"network_operator"`
-	OptedOut        bool           `json:"opted_out"`
-	FirstSeen       *time.Time     `json:"first_seen"`
-	LastVisit       *time.Time     `json:"last_visit"`
-	LastStatus      *int           `json:"last_status"`
-	LastOutcome     *string        `json:"last_outcome"`
-	Failures        int32          `json:"failures"`
 	Point           *int32         `json:"point"` // index in the map's payloads; null when not placed
-	LinkWords       []linkWordJSON `json:"link_words"`
 	InLinks         linksJSON      `json:"in_links"`
 	OutLinks        linksJSON      `json:"out_links"`
-	Visits          []visitJSON    `json:"visits"`
-	NextVisit       *nextJSON      `json:"next_visit"`
 }
 
 type communityJSON struct {
 	ID   int32    `json:"id"`
 	Size int32    `json:"size"`
 	Top  []string `json:"top"`
-}
-
-type linkWordJSON struct {
-	Word  string `json:"word"`
-	Sites int64  `json:"sites"`
 }
 
 // linksJSON is a page of a domain's links one way, best-ranked first.
@@ -71,24 +50,6 @@ type linkJSON struct {
 	Point    *int32 `json:"point"`
 	Nofollow bool   `json:"nofollow"`
 	Sitewide bool   `json:"sitewide"`
-}
-
-type visitJSON struct {
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	Outcome    string    `json:"outcome"`
-	HTTPStatus int32     `json:"http_status"`
-	Pages      int32     `json:"pages"`
-	Bytes      int64     `json:"bytes"`
-	Error      *string   `json:"error"`
-}
-
-type nextJSON struct {
-	At       time.Time `json:"at"`
-	Reason   string    `json:"reason"`
-	Why      string    `json:"why"`
-	Pages    int       `json:"pages"`
-	Priority int64     `json:"priority"`
 }
 
 // Links shown per page, and at most per request of the API (the map
@@ -111,10 +72,12 @@ func timeOf(us int64) *time.Time {
 // report is everything the snapshot says of row r, with the first page of
 // its links each way.
 func (ix *Index) report(r int32, inOff, outOff, limit int) *domainJSON {
-	d := &domainJSON{Snapshot: ix.ID, AsOf: ix.AsOf.UTC(), Domain: ix.name(r), Score: ix.score[r], Tier: int(ix.tier[r]),
-		RevisitDays: int(ix.revisitDays[r]), PagesPerVisit: int(ix.pages[r]), InDomains: int64(ix.inDomains[r]),
+	d := &domainJSON{Snapshot: ix.ID, AsOf: ix.AsOf.UTC(), DomainJSON: snapshot.DomainJSON{
+		Domain: ix.name(r), Score: ix.score[r], Tier: int32(ix.tier[r]),
+		RevisitDays: int32(ix.revisitDays[r]), PagesPerVisit: int32(ix.pages[r]), InDomains: int64(ix.inDomains[r]),
 		OutDomains: int64(ix.outDomains[r]), OptedOut: ix.flags[r]&flagOptedOut != 0, Failures: ix.failures[r],
-		FirstSeen: timeOf(ix.firstSeen[r]), LastVisit: timeOf(ix.lastVisit[r]), LinkWords: []linkWordJSON{}, Visits: []visitJSON{}}
+		FirstSeen: timeOf(ix.firstSeen[r]), LastVisit: timeOf(ix.lastVisit[r]),
+		LinkWords: []snapshot.LinkWordJSON{}, Visits: []snapshot.VisitJSON{}}}
 	if rk := ix.rank[r]; rk > 0 {
 		d.Rank = ptr(int64(rk))
 	}
@@ -144,7 +107,7 @@ func (ix *Index) report(r int32, inOff, outOff, limit int) *domainJSON {
 		d.NetworkOperator = ptr(ix.strs[op])
 	}
 	if st := ix.lastStatus[r]; st >= 0 {
-		d.LastStatus = ptr(int(st))
+		d.LastStatus = ptr(int32(st))
 	}
 	if o := ix.lastOutcome[r]; o > 0 {
 		d.LastOutcome = ptr(ix.strs[o])
@@ -153,30 +116,22 @@ func (ix *Index) report(r int32, inOff, outOff, limit int) *domainJSON {
 		d.Point = ptr(p)
 	}
 	for i := ix.wordOff[r]; i < ix.wordOff[r+1]; i++ {
-		d.LinkWords = append(d.LinkWords, linkWordJSON{ix.strs[ix.wordStr[i]], int64(ix.wordUse[i])})
+		d.LinkWords = append(d.LinkWords, snapshot.LinkWordJSON{Word: ix.strs[ix.wordStr[i]], Sites: int64(ix.wordUse[i])})
 	}
 	d.InLinks = ix.links(ix.inFrom[ix.inOff[r]:ix.inOff[r+1]], inOff, limit)
 	d.OutLinks = ix.links(ix.outTo[ix.outOff[r]:ix.outOff[r+1]], outOff, limit)
 	if next := ix.schedNext[r]; next != noTime {
 		reason := ix.strs[ix.schedReason[r]]
-		d.NextVisit = &nextJSON{At: time.UnixMicro(next).UTC(), Reason: reason, Pages: int(ix.schedPages[r]),
-			Priority: ix.schedPriority[r], Why: ix.why(r, reason)}
+		last := ""
+		if d.LastOutcome != nil {
+			last = *d.LastOutcome
+		}
+		d.NextVisit = &snapshot.NextVisitJSON{At: time.UnixMicro(next).UTC(), Reason: reason, Tier: d.Tier,
+			Pages: int32(ix.schedPages[r]), Priority: ix.schedPriority[r],
+			Why: snapshot.NextVisitWhy(reason, d.InDomains, d.Tier, d.RevisitDays, d.Failures, last)}
 	}
 	d.Visits = ix.recentVisits(r)
 	return d
-}
-
-// why says in words why the next visit is when it is.
-func (ix *Index) why(r int32, reason string) string {
-	switch reason {
-	case "new":
-		return fmt.Sprintf("never visited yet: new domains wait in line, those with the most linking domains first (%d link here)", ix.inDomains[r])
-	case "revisit":
-		return fmt.Sprintf("a revisit: tier %d is visited every %d days", ix.tier[r], ix.revisitDays[r])
-	case "retry":
-		return fmt.Sprintf("a retry after a failed visit (%d in a row; each failure again doubles the wait)", ix.failures[r])
-	}
-	return reason
 }
 
 func (ix *Index) links(list []uint32, offset, limit int) linksJSON {

@@ -3,6 +3,7 @@ package site
 import (
 	"cmp"
 	"fmt"
+	"github.com/mapthenet/mapthenet/snapshot"
 	"math"
 	"slices"
 	"strings"
@@ -116,12 +117,12 @@ func (ix *Index) loadVisits(src *source, in *interner) error {
 }
 
 // recentVisits are the domain's recent visits, newest first.
-func (ix *Index) recentVisits(r int32) []visitJSON {
+func (ix *Index) recentVisits(r int32) []snapshot.VisitJSON {
 	v := &ix.visits
-	out := make([]visitJSON, v.count[r])
+	out := make([]snapshot.VisitJSON, v.count[r])
 	for k := range out {
 		i := v.from[r] + uint32(k)
-		out[k] = visitJSON{StartedAt: time.UnixMicro(v.started[i]).UTC(), FinishedAt: time.UnixMicro(v.finished[i]).UTC(),
+		out[k] = snapshot.VisitJSON{StartedAt: time.UnixMicro(v.started[i]).UTC(), FinishedAt: time.UnixMicro(v.finished[i]).UTC(),
 			Outcome: ix.strs[v.outcome[i]], HTTPStatus: v.status[i], Pages: v.pages[i], Bytes: v.bytes[i]}
 		if e := v.errStr[i]; e >= 0 {
 			out[k].Error = &ix.strs[e]

@@ -1,7 +1,10 @@
 package snapshot
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -80,6 +83,41 @@ func (b *Build) WriteLinkWords(rows []data.LinkWordRow) (int64, error) {
 // crawl takes them; it returns the rows written.
 func (b *Build) WriteSchedule(rows []data.ScheduleRow) (int64, error) {
 	return writeAll(b.path(data.ScheduleFile), smallRowGroup, rows)
+}
+
+// WriteSchedulePartition writes shard's schedule partition
+// (data.SchedulePartitionFile) at once, rows in schedule.parquet's order,
+// with schedule.parquet's columns and encoding: a fleet rebuild writes one
+// per shard, and lists what this returns in the manifest.
+func (b *Build) WriteSchedulePartition(shard int, rows []data.ScheduleRow) (data.SchedulePartition, error) {
+	file := data.SchedulePartitionFile(shard)
+	if err := os.MkdirAll(filepath.Dir(b.path(file)), dirMode()); err != nil {
+		return data.SchedulePartition{}, err
+	}
+	n, err := writeAll(b.path(file), smallRowGroup, rows)
+	if err != nil {
+		return data.SchedulePartition{}, err
+	}
+	sum, err := FileSHA256(b.path(file))
+	if err != nil {
+		return data.SchedulePartition{}, err
+	}
+	return data.SchedulePartition{Shard: shard, File: file, Rows: n, SHA256: sum}, nil
+}
+
+// FileSHA256 is the SHA-256 of the local file path, in hex (the checksum
+// the manifest lists a schedule partition with).
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Commit writes the manifest (its id and schema version must be this

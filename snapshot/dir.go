@@ -179,7 +179,7 @@ func (d *Dir) Replace(id, file string, fill func(path string) (bool, error)) err
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), tempPrefix+file)
+	tmp := filepath.Join(filepath.Dir(path), tempPrefix+filepath.Base(file))
 	os.Remove(tmp) // left by a replace cut off
 	keep, err := fill(tmp)
 	if err != nil || !keep {
@@ -192,6 +192,43 @@ func (d *Dir) Replace(id, file string, fill func(path string) (bool, error)) err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Add puts a file that published snapshot id does not hold yet into it:
+// a fleet node's copy of a snapshot holds the schedule partitions of the
+// shards it holds, and gets the partition of a shard it takes. fill
+// writes the file, complete and synced, at a local path beside its place;
+// one rename puts it there, so a reader sees it whole or not at all.
+// A file already there is left as it is (fill is not called).
+func (d *Dir) Add(id, file string, fill func(path string) error) error {
+	if err := d.Stat(id); err != nil {
+		return err
+	}
+	path := d.Location(id, file)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirMode()); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+filepath.Base(file)+"-")
+	if err != nil {
+		return err
+	}
+	tmp.Close()
+	if err := fill(tmp.Name()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o666&^umask()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
 		return err
 	}
 	return syncDir(filepath.Dir(path))

@@ -1,6 +1,9 @@
 package snapshot
 
 import (
+	"errors"
+	"io/fs"
+
 	"github.com/mapthenet/mapthenet/data"
 )
 
@@ -65,8 +68,34 @@ func (f Files) EachVisit(fn func([]data.VisitRow) error) error { return each(f, 
 // EachSchedule streams schedule.parquet, which is stored in the order the
 // crawl takes it (next_visit, then priority desc, then domain). Memory
 // holds one batch, whatever the schedule's length.
+//
+// A fleet node's copy of a snapshot has no schedule.parquet, only the
+// partitions (data.SchedulePartitionFile) of the shards it holds: then
+// EachSchedule streams those of them that are there, one after the other
+// (each in the crawl's order, not the whole). Without either it is an
+// error wrapping fs.ErrNotExist.
 func (f Files) EachSchedule(fn func([]data.ScheduleRow) error) error {
-	return each(f, data.ScheduleFile, fn)
+	err := each(f, data.ScheduleFile, fn)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	m, merr := ReadManifest(f.st, f.ID)
+	if merr != nil || m.SchedulePartitions == nil {
+		return err
+	}
+	for _, p := range m.SchedulePartitions.Files {
+		perr := each(f, p.File, fn)
+		if perr != nil && !errors.Is(perr, fs.ErrNotExist) {
+			return perr
+		}
+	}
+	return nil
+}
+
+// EachSchedulePartition streams shard's schedule partition
+// (data.SchedulePartitionFile), in the crawl's order.
+func (f Files) EachSchedulePartition(shard int, fn func([]data.ScheduleRow) error) error {
+	return each(f, data.SchedulePartitionFile(shard), fn)
 }
 
 // Domains reads all of domains.parquet.
@@ -83,7 +112,13 @@ func (f Files) LinkWords() ([]data.LinkWordRow, error) {
 // Visits reads all of visits.parquet.
 func (f Files) Visits() ([]data.VisitRow, error) { return all[data.VisitRow](f, data.VisitsFile) }
 
-// Schedule reads all of schedule.parquet.
+// Schedule reads all of schedule.parquet (a fleet node's copy: the
+// partitions it has, as EachSchedule reads them).
 func (f Files) Schedule() ([]data.ScheduleRow, error) {
-	return all[data.ScheduleRow](f, data.ScheduleFile)
+	var out []data.ScheduleRow
+	err := f.EachSchedule(func(rows []data.ScheduleRow) error {
+		out = append(out, rows...)
+		return nil
+	})
+	return out, err
 }

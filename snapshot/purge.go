@@ -2,8 +2,11 @@ package snapshot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -126,6 +129,27 @@ func purgeSnapshot(st Storage, id, domain string) (int64, error) {
 		return 0, err
 	}
 	var total int64
+	if sp := m.SchedulePartitions; sp != nil {
+		// A fleet rebuild's snapshot: the domain's row is in one
+		// partition; each is read (the domain's shard is the router's to
+		// say), the one that held it rewritten and its checksum updated.
+		for i := range sp.Files {
+			p := &sp.Files[i]
+			n, err := rewrite(st, id, p.File, smallRowGroup, nil,
+				func(r *data.ScheduleRow) (bool, bool) { return r.Domain != domain, false })
+			if err != nil {
+				return 0, err
+			}
+			if n == 0 {
+				continue
+			}
+			if p.SHA256, err = storedSHA256(st, id, p.File); err != nil {
+				return 0, err
+			}
+			p.Rows = max(0, p.Rows-n)
+			total += n
+		}
+	}
 	for file, n := range dropped {
 		total += n
 		if n > 0 && m.Counts != nil {
@@ -197,6 +221,20 @@ func rewrite[T any](st Storage, id, file string, rowGroup int64, extra []parquet
 		return 0, err
 	}
 	return dropped, nil
+}
+
+// storedSHA256 is the SHA-256, in hex, of file of snapshot id in st.
+func storedSHA256(st Storage, id, file string) (string, error) {
+	f, err := st.Open(id, file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, f.Size())); err != nil {
+		return "", fmt.Errorf("%s: %w", st.Location(id, file), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // keyValueMetadata returns a Parquet file's key-value metadata as writer

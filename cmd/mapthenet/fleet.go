@@ -146,8 +146,12 @@ func newFleetStatusCommand() *cobra.Command {
 		Long: `fleet status reads the fleet from etcd in one consistent read: the live
 nodes (address, version, seconds left on their lease, shards held and
 targeted, due counts), each shard (owner, fencing token, target node when
-it is moving, last export), and the rebuild lock and barrier. Due counts
-are those the nodes last reported (crawl nodes do not report them yet).
+it is moving, last export, due counts), and the rebuild lock and barrier.
+Due counts are what each shard's owner last counted (every minute, and
+when its schedule or shards change): "due", the shard's schedule rows due
+now of domains visited before and not visited since the schedule was
+made; "waiting", the domains never visited that are due or seeds of the
+run. A node's are the sums over the shards it holds.
 
 --json prints {"endpoints", "revision", "config", "nodes": [...],
 "shards": [...], "rebuild": {...}}; times RFC 3339 UTC.`,
@@ -206,8 +210,8 @@ func writeFleetStatus(w io.Writer, st *fleet.Status) error {
 		if len(n.Targets) != len(n.Shards) || fleet.ShardList(n.Targets) != fleet.ShardList(n.Shards) {
 			fmt.Fprintf(w, ", to hold %s", fleet.ShardList(n.Targets))
 		}
-		if n.Due != nil {
-			fmt.Fprintf(w, ", %d due", *n.Due)
+		if n.Due != nil && n.Waiting != nil {
+			fmt.Fprintf(w, ", %d due, %d waiting", *n.Due, *n.Waiting)
 		}
 		if n.Addr != "" {
 			fmt.Fprintf(w, ", metrics %s", n.Addr)
@@ -236,8 +240,11 @@ func writeFleetStatus(w io.Writer, st *fleet.Status) error {
 		if e := s.LastExport; e != nil {
 			line += fmt.Sprintf("  export %s (%d rows)", e.ID, e.Part.Rows)
 		}
-		if x := s.State; x != nil && x.Due != nil {
-			line += fmt.Sprintf("  %d due", *x.Due)
+		if c := s.Counts; c != nil {
+			line += fmt.Sprintf("  %d due, %d waiting at %s", c.Due, c.Waiting, snapshotTime(c.At))
+			if c.Token != s.Token {
+				line += " (by " + c.Node + ", an earlier owner)"
+			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}

@@ -89,12 +89,20 @@ func TestFleetInitAndStatus(t *testing.T) {
 	for len(n.Owned()) < 8 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
+	countedAt := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for _, o := range n.Owned() {
+		f := fleet.NewFence(o.Shard, o.Token, func() error { return nil })
+		if err := n.PutShardCounts(ctx, f, fleet.ShardCounts{At: countedAt, Due: int64(o.Shard), Waiting: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	code, out, errOut = runFleet(t, dir, "fleet", "status", "--fleet", url)
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"8 shards", "nodes: 1 live", "crawl-1  v-test", "holds 8 (0-7)", "metrics 127.0.0.1:9464",
-		"shards: 8 owned, 0 without owner (none), 0 moving (none)", "     0  crawl-1", "rebuild: none running"} {
+	for _, want := range []string{"8 shards", "nodes: 1 live", "crawl-1  v-test", "holds 8 (0-7), 28 due, 16 waiting", "metrics 127.0.0.1:9464",
+		"shards: 8 owned, 0 without owner (none), 0 moving (none)", "     0  crawl-1", "rebuild: none running",
+		"3 due, 2 waiting at 2026-12-04 10:00:00Z"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -106,6 +114,10 @@ func TestFleetInitAndStatus(t *testing.T) {
 	}
 	if len(st.Nodes) != 1 || st.Nodes[0].Name != "crawl-1" || st.Nodes[0].LeaseTTLLeft <= 0 || len(st.Shards) != 8 || st.Shards[3].Owner != "crawl-1" {
 		t.Errorf("status JSON %s", out)
+	}
+	if nd, c := st.Nodes[0], st.Shards[3].Counts; nd.Due == nil || *nd.Due != 28 || nd.Waiting == nil || *nd.Waiting != 16 ||
+		c == nil || c.Due != 3 || c.Waiting != 2 || c.Node != "crawl-1" || !c.At.Equal(countedAt) {
+		t.Errorf("status JSON's due counts: %s", out)
 	}
 
 	// An etcd that does not answer is a failure that says which.

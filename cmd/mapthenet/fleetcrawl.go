@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,7 +120,7 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		seedsAt = time.Now().UTC()
 	}
 	h := fleetnode.NewHandler(fleetnode.Options{Store: store, Seeds: seeds, SeedsAt: seedsAt, Snapshots: snaps,
-		TmpDir: a.DataDir, Logger: log})
+		TmpDir: a.DataDir, DataDir: a.DataDir, Logger: log})
 	opts.Fleet = h.Crawl()
 
 	reg, m := crawl.NewRegistry()
@@ -136,7 +139,13 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		opts.LogEvery = time.Minute
 	}
 	logCrawlStart(log, a.DataDir, opts, store)
-	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir); err != nil {
+	srv, err := serveFleetControl(store, a.DataDir, log, m.Activity())
+	if err != nil {
+		log.Warn("no control socket: mapthenet status cannot ask this node what it does", "err", err)
+	} else {
+		defer srv.Close()
+	}
+	if _, _, err := fleetnode.PullSchedule(ctx, snaps, a.DataDir, nil); err != nil {
 		log.Warn("could not pull the fleet's schedule (crawling seeds; trying again every --recheck)", "err", err)
 	}
 
@@ -155,26 +164,45 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 	log.Info("joined the fleet", "fleet", cfg.FleetID, "node", name, "shards", cfg.Shards, "lease_ttl", fl.LeaseTTL.String(),
 		"takeover_wait", timing.TTL+timing.ResponseTimeout+fleet.DefaultClockSkew)
 
-	// The fleet's schedule, pulled from the snapshot store every --recheck.
+	// The fleet's schedule, pulled from the snapshot store every --recheck;
+	// the shards' due counts, for fleet status, every CountsEvery and when
+	// the schedule or the shards change.
 	pullDone := make(chan struct{})
 	pctx, stopPull := context.WithCancel(ctx)
+	started := time.Now()
+	crawlNow := func() time.Time {
+		if opts.Now.IsZero() {
+			return time.Now().UTC()
+		}
+		return opts.Now.Add(time.Since(started))
+	}
 	go func() {
 		defer close(pullDone)
 		t := time.NewTicker(max(fl.Recheck, time.Second))
 		defer t.Stop()
+		var counted time.Time
+		var countedHeld string
 		for {
 			select {
 			case <-pctx.Done():
 				return
 			case <-t.C:
 			}
-			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir)
+			held := h.Held()
+			id, changed, err := fleetnode.PullSchedule(pctx, snaps, a.DataDir, held)
 			switch {
 			case err != nil && pctx.Err() == nil:
 				log.Warn("could not pull the fleet's schedule", "err", err)
 			case changed:
 				log.Info("pulled the fleet's new schedule", "snapshot", id)
 				h.Crawl().Wake()
+			}
+			slices.Sort(held)
+			if hs := fmt.Sprint(held); changed || hs != countedHeld || time.Since(counted) >= fleetnode.CountsEvery {
+				if err := h.ReportCounts(pctx, crawlNow()); err != nil && pctx.Err() == nil {
+					log.Warn("could not count the shards' due domains for fleet status", "err", err)
+				}
+				counted, countedHeld = time.Now(), hs
 			}
 		}
 	}()
@@ -194,7 +222,30 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		return runErr
 	}
 	log.Info("crawl done", counts...)
+	if srv != nil {
+		srv.Shutdown(ctx) // before the store closes: a backup it runs finishes (unless stopped by a signal)
+	}
 	return store.Close()
+}
+
+// serveFleetControl answers other commands on <data-dir>/crawl.sock while
+// a fleet node holds the store, as a single crawl does (serveControl),
+// except for what a node's store cannot do alone: a rebuild of it would
+// be of the shards it holds (the fleet's is rebuild --fleet, which asks
+// every node for its part), and a removal must reach every node's store.
+func serveFleetControl(store *shard.Store, dataDir string, log *slog.Logger, activity *crawl.Activity) (*control.Server, error) {
+	return control.Serve(filepath.Join(dataDir, control.SocketName), map[string]control.Handler{
+		"status": func(context.Context, json.RawMessage) (any, error) { return activity.Report(), nil },
+		"rebuild": func(context.Context, json.RawMessage) (any, error) {
+			return nil, errors.New("this data directory is a fleet node's (crawl --fleet): it holds only some of the fleet's shards; " +
+				"rebuild the fleet with mapthenet rebuild --fleet URL --snapshots LOCATION, from a data directory of its own")
+		},
+		"remove": func(context.Context, json.RawMessage) (any, error) {
+			return nil, errors.New("this data directory is a fleet node's (crawl --fleet): removing a domain from a fleet is not supported yet " +
+				"(every node's store and the snapshot store would need it)")
+		},
+		"backup": func(ctx context.Context, args json.RawMessage) (any, error) { return backupHere(ctx, store, args) },
+	}, log)
 }
 
 // runFleetRebuild is rebuild --fleet: the parts of every shard, from

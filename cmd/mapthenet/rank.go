@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/domain"
 	"github.com/mapthenet/mapthenet/rank"
 	"github.com/mapthenet/mapthenet/snapshot"
@@ -70,8 +69,8 @@ with the row.
     "link_words": [{"word", "sites"}],
     "visits": [{"started_at", "finished_at", "outcome", "http_status",
       "pages", "bytes", "error"}],
-    "next_visit": {"at", "reason" (new|revisit|retry), "tier", "pages",
-      "priority"} or null}]}
+    "next_visit": {"at", "reason" (new|revisit|retry), "why", "tier",
+      "pages", "priority"} or null}]}
   rank --top N: {"snapshot": ID, "as_of": T, "top": [{"rank", "domain",
     "score", "prev_rank", "move", "in_domains", "out_domains", "tier"}]}
   rank --edges: {"domains", "rows", "followed_edges", "ranked",
@@ -140,7 +139,7 @@ func (a *app) runRank(cmd *cobra.Command, fl rankFlags, args []string) error {
 	if fl.JSON {
 		out := rankDomainsJSON{Snapshot: s.ID, AsOf: s.Manifest.AsOf}
 		for _, r := range reps {
-			out.Domains = append(out.Domains, domainJSON(r))
+			out.Domains = append(out.Domains, r.JSON())
 		}
 		return writeJSONDoc(w, out)
 	}
@@ -267,7 +266,8 @@ func printDomainReport(w io.Writer, s *snapshot.Snapshot, r snapshot.DomainRepor
 	}
 	fmt.Fprintf(w, "  timeline (newest first)\n")
 	if r.Next != nil {
-		fmt.Fprintf(w, "    %s  next visit: %s\n", snapshotTime(r.Next.NextVisit), reasonText(r))
+		fmt.Fprintf(w, "    %s  next visit, %d pages: %s\n", snapshotTime(r.Next.NextVisit), r.Next.Pages,
+			r.Why())
 	} else if r.LastVisit == nil {
 		fmt.Fprintf(w, "    not scheduled: known only through nofollow links\n")
 	}
@@ -283,71 +283,11 @@ func printDomainReport(w io.Writer, s *snapshot.Snapshot, r snapshot.DomainRepor
 	}
 }
 
-func reasonText(r snapshot.DomainReport) string {
-	switch r.Next.Reason {
-	case data.ReasonNew:
-		return fmt.Sprintf("new: first visit, %d pages (%d linking domains put it in line)", r.Next.Pages, r.Next.Priority)
-	case data.ReasonRetry:
-		outcome := "a failure"
-		if r.LastOutcome != nil {
-			outcome = *r.LastOutcome
-		}
-		return fmt.Sprintf("retry after %s (%d in a row)", outcome, r.Failures)
-	default:
-		return fmt.Sprintf("revisit: tier %d, every %d days, %d pages", r.Next.Tier, r.RevisitDays, r.Next.Pages)
-	}
-}
-
 // JSON shapes (documented in the command's help).
 type rankDomainsJSON struct {
-	Snapshot string       `json:"snapshot"`
-	AsOf     time.Time    `json:"as_of"`
-	Domains  []domainInfo `json:"domains"`
-}
-
-type domainInfo struct {
-	Domain        string         `json:"domain"`
-	Rank          *int64         `json:"rank"`
-	PrevRank      *int64         `json:"prev_rank"`
-	Move          *int64         `json:"move"`
-	Score         float64        `json:"score"`
-	Tier          int32          `json:"tier"`
-	RevisitDays   int32          `json:"revisit_days"`
-	PagesPerVisit int32          `json:"pages_per_visit"`
-	InDomains     int64          `json:"in_domains"`
-	OutDomains    int64          `json:"out_domains"`
-	OptedOut      bool           `json:"opted_out"`
-	FirstSeen     time.Time      `json:"first_seen"`
-	LastVisit     *time.Time     `json:"last_visit"`
-	LastOutcome   *string        `json:"last_outcome"`
-	LastStatus    *int32         `json:"last_status"`
-	Failures      int32          `json:"failures"`
-	LinkWords     []linkWordJSON `json:"link_words"`
-	Visits        []visitJSON    `json:"visits"`
-	NextVisit     *nextJSON      `json:"next_visit"`
-}
-
-type linkWordJSON struct {
-	Word  string `json:"word"`
-	Sites int64  `json:"sites"`
-}
-
-type visitJSON struct {
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	Outcome    string    `json:"outcome"`
-	HTTPStatus int32     `json:"http_status"`
-	Pages      int32     `json:"pages"`
-	Bytes      int64     `json:"bytes"`
-	Error      *string   `json:"error"`
-}
-
-type nextJSON struct {
-	At       time.Time `json:"at"`
-	Reason   string    `json:"reason"`
-	Tier     int32     `json:"tier"`
-	Pages    int32     `json:"pages"`
-	Priority int64     `json:"priority"`
+	Snapshot string                `json:"snapshot"`
+	AsOf     time.Time             `json:"as_of"`
+	Domains  []snapshot.DomainJSON `json:"domains"`
 }
 
 type rankTopJSON struct {
@@ -365,27 +305,6 @@ type topJSON struct {
 	InDomains  int64   `json:"in_domains"`
 	OutDomains int64   `json:"out_domains"`
 	Tier       int32   `json:"tier"`
-}
-
-func domainJSON(r snapshot.DomainReport) domainInfo {
-	d := domainInfo{
-		Domain: r.Domain, Rank: r.Rank, PrevRank: r.PrevRank, Move: r.Move, Score: r.Score,
-		Tier: r.Tier, RevisitDays: r.RevisitDays, PagesPerVisit: r.PagesPerVisit,
-		InDomains: r.InDomains, OutDomains: r.OutDomains, OptedOut: r.OptedOut,
-		FirstSeen: r.FirstSeen, LastVisit: r.LastVisit, LastOutcome: r.LastOutcome, LastStatus: r.LastStatus,
-		Failures: r.Failures, LinkWords: []linkWordJSON{}, Visits: []visitJSON{},
-	}
-	for _, lw := range r.LinkWords {
-		d.LinkWords = append(d.LinkWords, linkWordJSON{Word: lw.Word, Sites: lw.Sites})
-	}
-	for _, v := range r.Visits {
-		d.Visits = append(d.Visits, visitJSON{StartedAt: v.StartedAt, FinishedAt: v.FinishedAt, Outcome: v.Outcome,
-			HTTPStatus: v.HTTPStatus, Pages: v.Pages, Bytes: v.Bytes, Error: v.Error})
-	}
-	if r.Next != nil {
-		d.NextVisit = &nextJSON{At: r.Next.NextVisit, Reason: r.Next.Reason, Tier: r.Next.Tier, Pages: r.Next.Pages, Priority: r.Next.Priority}
-	}
-	return d
 }
 
 func writeJSONDoc(w io.Writer, v any) error {

@@ -26,6 +26,7 @@ type Fake struct {
 	noDeadline bool // the lease deadline has passed
 	nextStart  map[netip.Addr]time.Time
 	states     map[int]fleet.ShardState
+	counts     map[int]fleet.ShardCounts
 	paceErr    error
 	holdOffs   map[int]map[string]time.Time
 	pending    []pendingHoldOff // PutHoldOff past the deadline
@@ -46,7 +47,7 @@ func New(clock clockwork.Clock, skew time.Duration) *Fake {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}, holdOffs: map[int]map[string]time.Time{}}
+	return &Fake{clock: clock, skew: skew, held: map[int]*holding{}, nextStart: map[netip.Addr]time.Time{}, states: map[int]fleet.ShardState{}, counts: map[int]fleet.ShardCounts{}, holdOffs: map[int]map[string]time.Time{}}
 }
 
 var _ fleet.Gate = (*Fake)(nil)
@@ -170,6 +171,14 @@ func (f *Fake) State(s int) (fleet.ShardState, bool) {
 	return st, ok
 }
 
+// Counts returns shard s's last counts (PutShardCounts).
+func (f *Fake) Counts(s int) (fleet.ShardCounts, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.counts[s]
+	return c, ok
+}
+
 // MaySend implements fleet.Gate.
 func (f *Fake) MaySend(s int) error {
 	f.mu.Lock()
@@ -262,6 +271,18 @@ func (f *Fake) HoldOffs(s int) map[string]time.Time {
 		out[d] = t
 	}
 	return out
+}
+
+// PutShardCounts implements fleet.Gate.
+func (f *Fake) PutShardCounts(_ context.Context, fence fleet.Fence, c fleet.ShardCounts) error {
+	if err := fence.Check(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.Token = fence.Token
+	f.counts[fence.Shard] = c
+	return nil
 }
 
 // PutShardState implements fleet.Gate.
