@@ -25,6 +25,9 @@ type FleetGate interface {
 	// HoldOff records, fleet-wide, that domain (of shard) asked to be
 	// left alone until then (a 429 or 503, a block), so that the shard's
 	// next owner waits too even if this node dies before its store moves.
+	// It is called whether or not the node still holds the shard (the
+	// visit may have ended after its deadline); an error means the fleet
+	// could not record it now (it may keep it and record it later).
 	HoldOff(ctx context.Context, shard int, domain string, until time.Time) error
 }
 
@@ -89,6 +92,19 @@ func (f *Fleet) Open(shard int, replaced bool, holdOff map[string]time.Time) {
 		w := &shardWork{}
 		w.ctx, w.cancel = context.WithCancel(context.Background())
 		f.shards[shard] = w
+	}
+	f.mu.Unlock()
+	f.Wake()
+}
+
+// HoldOffs adds hold-offs of shard's sites (fleet.Handler.Ready's, read
+// again after the takeover wait): none of them is visited before its time.
+func (f *Fleet) HoldOffs(shard int, holdOff map[string]time.Time) {
+	f.mu.Lock()
+	for d, t := range holdOff {
+		if t.After(f.holdUntil[d]) {
+			f.holdUntil[d] = t
+		}
 	}
 	f.mu.Unlock()
 	f.Wake()
@@ -178,11 +194,12 @@ func (f *Fleet) visited(ctx context.Context, res *data.VisitResult, log *slog.Lo
 	}
 	until := res.FinishedAt.Add(schedule.Backoff(res.Outcome, 1, res.RetryAfter))
 	f.mu.Lock()
-	f.holdUntil[res.Domain] = until
+	if until.After(f.holdUntil[res.Domain]) {
+		f.holdUntil[res.Domain] = until
+	}
 	f.mu.Unlock()
 	if err := f.gate.HoldOff(context.WithoutCancel(ctx), f.route(res.Domain), res.Domain, until); err != nil {
-		log.Warn("could not record a site's wait in the fleet: if this node dies before its next backup, the next owner may ask it again sooner",
-			"domain", res.Domain, "until", until, "err", err)
+		log.Warn("a site's wait not recorded in the fleet yet", "domain", res.Domain, "until", until, "err", err)
 	}
 }
 

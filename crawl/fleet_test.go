@@ -26,6 +26,8 @@ type fakeNode struct {
 	crawl *Fleet
 	mu    sync.Mutex
 	fence map[int]fleet.Fence
+	// onHoldOff, if set, runs before each HoldOff is passed on.
+	onHoldOff func(domain string)
 }
 
 func (n *fakeNode) Start(_ context.Context, g fleet.Grant) error {
@@ -36,6 +38,8 @@ func (n *fakeNode) Start(_ context.Context, g fleet.Grant) error {
 	n.crawl.Open(g.Shard, false, g.HoldOff)
 	return nil
 }
+
+func (n *fakeNode) Ready(s int, holdOffs map[string]time.Time) { n.crawl.HoldOffs(s, holdOffs) }
 
 func (n *fakeNode) Stop(s int, _ bool) time.Time { return n.crawl.Close(s) }
 
@@ -50,10 +54,10 @@ func (n *fakeNode) ReserveIP(ctx context.Context, ip netip.Addr, d time.Duration
 }
 
 func (n *fakeNode) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
-	n.mu.Lock()
-	f := n.fence[s]
-	n.mu.Unlock()
-	return n.fake.PutHoldOff(ctx, f, domain, until)
+	if n.onHoldOff != nil {
+		n.onHoldOff(domain)
+	}
+	return n.fake.PutHoldOff(ctx, s, domain, until)
 }
 
 // A fleet node's crawl sends requests only to the sites of the shards it
@@ -134,6 +138,113 @@ func TestFleetCrawlOwnedShardsOnly(t *testing.T) {
 	for _, d := range others {
 		if visited(d) {
 			t.Errorf("%s (shard %d) visited", d, store.ShardOf(d))
+		}
+	}
+}
+
+// A visit that ends in a 429 after the node's deadline passed (etcd lost
+// its quorum as the site answered): its commit is refused, its hold-off
+// kept pending and recorded for the fleet once etcd answers again, and
+// the site is asked nothing more meanwhile or after, while the other
+// sites' visits go on; the throttled visit is not recorded, so the site
+// stays due (it is visited again after its wait, not lost).
+func TestFleetThrottledPastDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a simulated web")
+	}
+	w, opts := startSimweb(t, simweb.Config{Seed: 3, Sites: 10, NoNamed: true, SpecialShare: 0.3,
+		SpecialKinds: []simweb.Kind{simweb.KindThrottle429}})
+	var throttled []string
+	for _, s := range w.Sites() {
+		if s.Kind == simweb.KindThrottle429 {
+			throttled = append(throttled, s.Domain)
+		}
+	}
+	if len(throttled) == 0 || len(throttled) == len(w.Sites()) {
+		t.Fatalf("%d throttled sites of %d", len(throttled), len(w.Sites()))
+	}
+	store, err := shard.Open(filepath.Join(t.TempDir(), "store"), shard.Options{Create: true, Shards: 2, Graph: graph.Options{NameCache: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	node := &fakeNode{fake: fleettest.New(nil, 0), store: store, fence: map[int]fleet.Fence{}}
+	node.crawl = NewFleet(node, store.ShardOf)
+	// The first site to say "wait" says it as the deadline passes.
+	var once sync.Once
+	first := make(chan string, 1)
+	node.onHoldOff = func(d string) {
+		once.Do(func() {
+			node.fake.SetDeadlinePassed(true)
+			first <- d
+		})
+	}
+	opts.Seeds = []string{writeFile(t, "seeds.txt", strings.Join(w.Seeds(), "\n"))}
+	opts.MinDelay, opts.MinDelaySet = 10*time.Millisecond, true
+	opts.IdleRecheck = 50 * time.Millisecond
+	opts.Fleet = node.crawl
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := Run(ctx, store, opts); done <- err }()
+	for s := range store.Shards() {
+		if _, err := node.fake.Grant(ctx, node, s, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var domain string
+	select {
+	case domain = <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no site asked to wait in 30 s")
+	}
+	s := store.ShardOf(domain)
+	time.Sleep(200 * time.Millisecond) // the visit's commit is refused meanwhile
+	if _, ok := node.fake.HoldOffs(s)[domain]; ok {
+		t.Fatal("the hold-off was recorded past the deadline")
+	}
+	node.fake.SetDeadlinePassed(false) // etcd answers again
+	until, ok := node.fake.HoldOffs(s)[domain]
+	if !ok || until.Before(time.Now().Add(59*time.Minute)) {
+		t.Fatalf("hold-off of %s once etcd answers: %v (recorded %v), want an hour on", domain, until, ok)
+	}
+	visited := func(d string) bool {
+		st, ok, err := store.Domain(d)
+		return err == nil && ok && st.Visited()
+	}
+	held := func(d string) bool {
+		_, ok := node.fake.HoldOffs(store.ShardOf(d))[d]
+		return ok
+	}
+	// Every site is visited, or told the node to wait (other visits in
+	// flight as the deadline passed may have been throttled too).
+	deadline := time.Now().Add(30 * time.Second)
+	for slices.ContainsFunc(w.Sites(), func(site simweb.Site) bool { return !visited(site.Domain) && !held(site.Domain) }) {
+		if time.Now().After(deadline) {
+			t.Fatal("not every site visited or held off 30 s after the deadline was lifted")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a few more idle rechecks
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Not recorded: the site is still due (a seed of the run, or in the
+	// schedule), and visited once its wait is over.
+	if visited(domain) {
+		t.Errorf("%s: its visit that ended past the deadline was recorded", domain)
+	}
+	told := map[string]bool{}
+	for _, r := range w.Requests() {
+		if told[r.Site] {
+			t.Errorf("request to %s after its 429: %s%s", r.Site, r.Host, r.Path)
+		}
+		if r.Status == 429 {
+			told[r.Site] = true
+			if !held(r.Site) {
+				t.Errorf("%s answered 429 and has no hold-off in the fleet", r.Site)
+			}
 		}
 	}
 }

@@ -69,6 +69,7 @@ func TestFleetPausedNode(t *testing.T) {
 	t.Logf("n2 stopped for %v after %d recorded visits", woke.Sub(stopped).Round(time.Millisecond), len(victim.logged("visit recorded")))
 	victim.waitFor(t, "n2 taking a shard again", 60*time.Second, func() bool { return len(tookSince(victim, woke)) > 0 })
 	held := waitVisitedOrHeld(t, f, nodes, 90*time.Second)
+	checkHoldOffsWritten(t, f, nodes)
 	t.Logf("every site visited %v after n2 woke", time.Since(woke).Round(time.Millisecond))
 	fleetRebuild(t, f.bin, f.etcd.URL(), f.snaps, f.admin(), now.Add(time.Hour))
 	stopFleet(t, nodes)
@@ -116,16 +117,18 @@ func TestFleetPausedNode(t *testing.T) {
 }
 
 // couldNotHoldOff is a node's warning that a site's wait (429, 503, a
-// block) was not recorded in etcd.
-const couldNotHoldOff = "could not record a site's wait in the fleet: if this node dies before its next backup, the next owner may ask it again sooner"
+// block) was not recorded in etcd at once (the node keeps it and writes
+// it when etcd answers again).
+const couldNotHoldOff = "a site's wait not recorded in the fleet yet"
 
 // waitVisitedOrHeld waits until every site of the web has a recorded
 // visit or asked to be left alone: it has a hold-off in etcd, or a node
-// said it could not write one there. Such a site's visit is not recorded
-// when it ended after the node's deadline (its commit was fenced, as when
-// etcd has no quorum): the site is then asked again only when its wait is
-// over (the request log shows nothing after its 429 or 503). It returns
-// those sites.
+// said it could not write one there yet. Such a site's visit is not
+// recorded when it ended after the node's deadline (its commit was
+// fenced, as when etcd has no quorum): the site stays due and is asked
+// again only when its wait is over (the request log shows nothing after
+// its 429 or 503). It returns those sites. Every wait a node could not
+// write at once must have reached etcd by then (checkHoldOffsWritten).
 func waitVisitedOrHeld(t *testing.T, f *fleetFixture, nodes []*opsProc, timeout time.Duration) map[string]bool {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -155,6 +158,33 @@ func waitVisitedOrHeld(t *testing.T, f *fleetFixture, nodes []*opsProc, timeout 
 				t.Logf("sites that asked to be left alone, their visit not recorded: %v", slices.Sorted(maps.Keys(unrecorded)))
 			}
 			return unrecorded
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkHoldOffsWritten: every site's wait a node logged as not recorded
+// in etcd yet is there now (the node wrote it once etcd answered again),
+// so that any later owner of the site's shard honours it.
+func checkHoldOffsWritten(t *testing.T, f *fleetFixture, nodes []*opsProc) {
+	t.Helper()
+	var pending []string
+	for _, n := range nodes {
+		pending = append(pending, n.logged(couldNotHoldOff)...)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		inEtcd := holdOffs(t, f.etcd)
+		missing := slices.DeleteFunc(slices.Clone(pending), func(d string) bool { return inEtcd[d] })
+		if len(missing) == 0 {
+			if len(pending) > 0 {
+				t.Logf("sites' waits written to etcd after it answered again: %v", pending)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("sites' waits a node could not write at once, still not in etcd: %v", missing)
+			return
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -348,6 +378,7 @@ func TestFleetEtcdQuorum(t *testing.T) {
 		back2.Sub(killed2).Round(time.Millisecond), remaining, len(f.seeds), last.Sub(killed2).Round(time.Millisecond), healthy.Sub(back2).Round(time.Millisecond))
 
 	held := waitVisitedOrHeld(t, f, nodes, 90*time.Second)
+	checkHoldOffsWritten(t, f, nodes)
 	if r := startedIn(w.Requests(), back2, time.Now()); len(r) == 0 {
 		t.Error("no request after the quorum came back")
 	} else {

@@ -147,8 +147,16 @@ type opsProc struct {
 
 func startOps(t testing.TB, bin, dir string, args ...string) *opsProc {
 	t.Helper()
+	return startOpsIn(t, nil, bin, dir, args...)
+}
+
+// startOpsIn is startOps with the command run through wrap (say, ip
+// netns exec NAME, which execs it: signals reach the binary itself).
+func startOpsIn(t testing.TB, wrap []string, bin, dir string, args ...string) *opsProc {
+	t.Helper()
 	p := &opsProc{news: make(chan struct{}, 1), exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, append([]string{"--data-dir", dir, "--log-format", "json"}, args...)...)
+	argv := append(append(slices.Clone(wrap), bin, "--data-dir", dir, "--log-format", "json"), args...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout = &p.stdout
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {

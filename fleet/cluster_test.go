@@ -22,6 +22,9 @@ func skipTakeoverWait(n *Node) {
 	defer n.mu.Unlock()
 	for _, h := range n.shards {
 		h.grant.ReadyAt = n.clock.Now()
+		if h.state == active {
+			h.ready = true // as if its hold-offs had been read again
+		}
 	}
 }
 

@@ -7,9 +7,10 @@
 // # Roles
 //
 // A crawl node calls StartNode with a Handler (the crawl's work on a
-// shard: Start, Stop, Export) and asks the node, through the Gate
+// shard: Start, Ready, Stop, Export) and asks the node, through the Gate
 // interface, before every request (MaySend), before a request to a
-// shared address (ReserveIP) and after a backup (PutShardState); the
+// shared address (ReserveIP), after a visit a site ended by asking to
+// wait (PutHoldOff) and after a backup (PutShardState); the
 // shard's store calls Fence.Check before every commit. A fleet rebuild
 // takes LockRebuild and runs CollectExports. Init makes a fleet;
 // ReadStatus reads one. fleettest.Fake stands in for a node in tests.
@@ -27,6 +28,7 @@
 //	shards/<NNNN>/state         ShardState (backup location): owner, txn guarded by its token
 //	shards/<NNNN>/counts        ShardCounts (due and waiting domains): owner, every minute, txn guarded by its token
 //	shards/<NNNN>/export        ExportRecord (last part exported): owner, txn guarded by its token
+//	shards/<NNNN>/holdoff/<d>   a site's wait, unix ms (text): any node whose visit learnt it, extend-only compare-and-swap, a lease that runs out then (holdoff.go)
 //	pace/ip/<hmac>              next allowed start, unix ms (decimal text): compare-and-swap on mod_revision, short lease
 //	rebuild/lock/<lease hex>    Holder: concurrency.Mutex of the fleet rebuild, bound to its session
 //	rebuild/requests/<id>       ExportRequest: the rebuild, bound to its session lease
@@ -81,6 +83,16 @@
 // request). A clean handoff has neither problem: A stops its work first
 // and writes the time until which the shard's sites must stay quiet;
 // B waits until then plus k.
+//
+// A site's wait (a 429 or 503, a block) is a time, not a request, so it
+// is kept in etcd rather than in the timing: PutHoldOff writes it
+// whether or not the node still holds the shard; what etcd does not take
+// (a visit that ended past the deadline) stays pending on the node, also
+// in NodeOptions.HoldOffFile, until etcd answers; and B reads the
+// shard's hold-offs when it takes it and again once its wait is over,
+// right before its first request (Handler.Ready), then through its
+// watch. So B honours a wait A learnt cut off from etcd if A reaches
+// etcd again within B's takeover wait (holdoff.go).
 //
 // If etcd loses its quorum, renewals fail, the deadline passes and
 // MaySend and every Fence refuse (fail closed); the node keeps its

@@ -22,8 +22,11 @@ type Gate interface {
 	// PutShardCounts every minute: what fleet status shows as due.
 	PutShardCounts(ctx context.Context, f Fence, c ShardCounts) error
 	// PutHoldOff after a visit a site ended by asking to wait (a 429 or
-	// 503, a block): the shard's next owner honours it (Grant.HoldOff).
-	PutHoldOff(ctx context.Context, f Fence, domain string, until time.Time) error
+	// 503, a block), whether or not the node still holds the shard: every
+	// later owner honours it (Grant.HoldOff, Handler.Ready). An error
+	// wrapping ErrHoldOffPending: etcd did not take it now, the node
+	// writes it as soon as etcd answers.
+	PutHoldOff(ctx context.Context, shard int, domain string, until time.Time) error
 }
 
 var _ Gate = (*Node)(nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -130,6 +131,7 @@ type testHandler struct {
 
 	mu         sync.Mutex
 	grants     map[int]Grant
+	ready      map[int]map[string]time.Time // Ready's hold-offs
 	history    []Grant
 	stops      []stopCall
 	workers    map[int]worker
@@ -151,7 +153,7 @@ type stopCall struct {
 
 func newHandler(name string, check *overlapChecker) *testHandler {
 	return &testHandler{name: name, check: check, request: 5 * time.Millisecond,
-		grants: map[int]Grant{}, workers: map[int]worker{}, exportFail: map[int]error{}, startFail: map[int]error{}}
+		grants: map[int]Grant{}, ready: map[int]map[string]time.Time{}, workers: map[int]worker{}, exportFail: map[int]error{}, startFail: map[int]error{}}
 }
 
 func (h *testHandler) Start(ctx context.Context, g Grant) error {
@@ -183,6 +185,26 @@ func (h *testHandler) work(ctx context.Context, s int) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+func (h *testHandler) Ready(s int, holdOffs map[string]time.Time) {
+	h.mu.Lock()
+	if h.ready[s] == nil {
+		h.ready[s] = map[string]time.Time{}
+	}
+	for d, t := range holdOffs {
+		h.ready[s][d] = t
+	}
+	h.mu.Unlock()
+}
+
+// readyHoldOffs are the hold-offs the Ready calls of shard s had (ok:
+// Ready was called).
+func (h *testHandler) readyHoldOffs(s int) (map[string]time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.ready[s]
+	return maps.Clone(r), ok
 }
 
 func (h *testHandler) Stop(s int, lost bool) time.Time {

@@ -34,9 +34,19 @@ type Handler interface {
 	// restores it from the backup g.Previous names when the local copy is
 	// not the latest: compare its recorded token with g.Previous.Token).
 	// Requests wait for MaySend, which refuses until Start has returned
-	// nil and g.ReadyAt has passed. ctx ends if the shard is to be given
-	// up meanwhile. An error gives the shard up (retried later).
+	// nil, g.ReadyAt has passed and Ready has been called. ctx ends if the
+	// shard is to be given up meanwhile. An error gives the shard up
+	// (retried later).
 	Start(ctx context.Context, g Grant) error
+	// Ready is called once per holding whose Start returned nil, after
+	// g.ReadyAt, with the shard's hold-offs read from etcd right then (a
+	// node that could not write one in time may have written it during
+	// the takeover wait): none of those sites may be asked before its
+	// time. MaySend says yes from the moment Ready returns, not before.
+	// It is called again, with the new ones only, for each hold-off of
+	// the shard the node sees written later (its watch). The node's lock
+	// is held: Ready must not call the node.
+	Ready(shard int, holdOffs map[string]time.Time)
 	// Stop ends the work on a shard whose Start returned nil: the node is
 	// giving it up (it moved,
 	// or the node leaves; lost false) or has lost it (its lease or owner
@@ -70,9 +80,10 @@ type Grant struct {
 	// Handoff is the previous owner's clean release, nil when it did not
 	// release the shard cleanly (its lease ran out) or there was none.
 	Handoff *Handoff
-	// HoldOff are the shard's sites that asked an owner to wait
+	// HoldOff are the shard's sites that asked a node to wait
 	// (Node.PutHoldOff), with the time until which none of its requests
-	// may go to them.
+	// may go to them, as read when the node took the shard (Ready has
+	// them again, read after the takeover wait).
 	HoldOff map[string]time.Time
 }
 
@@ -110,6 +121,11 @@ type NodeOptions struct {
 	JoinWait time.Duration
 	// ExportsAtOnce bounds Handler.Export calls running at once (default 2).
 	ExportsAtOnce int
+	// HoldOffFile keeps the sites' waits (PutHoldOff) that etcd did not
+	// take yet, so that a node killed before etcd answers again writes
+	// them when it starts again (a file in the node's data directory;
+	// "": memory only).
+	HoldOffFile string
 
 	leases  clientv3.Lease // nil: the client's (tests cut renewals through it)
 	onRenew func(error)    // test hook: after each renewal attempt
@@ -145,6 +161,10 @@ type Node struct {
 	paceSeenMu sync.Mutex
 	paceSeen   map[string]*mvccpb.KeyValue
 
+	holdMu  sync.Mutex
+	pending map[holdOffKey]time.Time // hold-offs etcd did not take yet
+	holdc   chan struct{}            // wakes holdOffLoop
+
 	kickc     chan struct{}
 	exportSem chan struct{}
 	ctx       context.Context
@@ -174,6 +194,7 @@ const (
 type held struct {
 	grant   Grant
 	state   holdState
+	ready   bool // Handler.Ready has run: requests may start
 	lost    bool
 	end     chan struct{} // closed when the holding is to end
 	ctx     context.Context
@@ -237,7 +258,13 @@ func StartNode(ctx context.Context, cli *clientv3.Client, o NodeOptions) (*Node,
 		kickc:     make(chan struct{}, 1),
 		exportSem: make(chan struct{}, o.ExportsAtOnce),
 		onRenew:   o.onRenew,
+		pending:   map[holdOffKey]time.Time{},
+		holdc:     make(chan struct{}, 1),
 	}
+	if err := n.loadPending(); err != nil {
+		return nil, err
+	}
+	n.flushPending(ctx) // before the join, which may wait
 	giveUp := n.clock.Now().Add(o.JoinWait)
 	for {
 		err := n.join(ctx)
@@ -258,7 +285,8 @@ func StartNode(ctx context.Context, cli *clientv3.Client, o NodeOptions) (*Node,
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.m.watch(n)
 	from := n.lease.joinRev + 1 // before the loops start: they change n.lease
-	n.loops.Add(5)
+	n.loops.Add(6)
+	go n.holdOffLoop()
 	go n.sessionLoop()
 	go n.reconcileLoop()
 	go n.watchKick(nodesPrefix, from)

@@ -214,7 +214,11 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := clock.BlockUntilContext(ctx, 2); err != nil { // the session loop's timer and the resync ticker
+		waiters := 2 // the session loop's timer and the resync ticker
+		if clock.Now().Before(g.ReadyAt) {
+			waiters += 2 // and each shard's wait for its ReadyAt
+		}
+		if err := clock.BlockUntilContext(ctx, waiters); err != nil {
 			t.Fatalf("session loop not waiting: %v", err)
 		}
 		for len(attempts) > 0 { // attempts the clock set off before
@@ -241,8 +245,11 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.MaySend(0); err != nil {
-		t.Fatalf("after the takeover wait: %v", err)
+	// Once the wait is over the node reads the shard's hold-offs again,
+	// then lets requests start.
+	waitFor(t, 5*time.Second, "a may send after the takeover wait", func() bool { return a.MaySend(0) == nil })
+	if _, ok := h.readyHoldOffs(0); !ok {
+		t.Error("MaySend says yes before Handler.Ready")
 	}
 	lastRenewal := clock.Now() // the last renewal was sent at this fake time
 	leases.cut.Store(true)

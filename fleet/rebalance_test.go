@@ -137,6 +137,7 @@ func TestTakeoverWaitCoversRequestInFlight(t *testing.T) {
 			return false
 		}
 		h.grant.ReadyAt = time.Now()
+		h.ready = true
 		return true
 	})
 

@@ -37,6 +37,11 @@ func (n *Node) watchKick(prefix string, from int64) {
 			if len(resp.Events) > 0 {
 				n.kick()
 			}
+			for _, ev := range resp.Events {
+				if ev.Type == clientv3.EventTypePut {
+					n.sawHoldOff(string(ev.Kv.Key), string(ev.Kv.Value))
+				}
+			}
 		}
 		cancel()
 		n.kick() // something may have changed while the watch was down

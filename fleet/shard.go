@@ -102,7 +102,11 @@ func (n *Node) hold(h *held) {
 		n.log.Error("could not start shard: giving it up for a while", "shard", s, "err", err, "retry_in", n.o.StartRetry.String())
 		quiet = h.grant.ReadyAt // no request was sent; the previous owner's quiet time still holds
 	} else {
+		ready := make(chan struct{})
+		go func() { defer close(ready); n.makeReady(h) }()
 		<-h.end
+		h.cancel()
+		<-ready
 		h.cancel()
 		h.exports.Wait()
 		quiet = n.o.Handler.Stop(s, h.lost)
@@ -121,6 +125,40 @@ func (n *Node) hold(h *held) {
 		n.m.shardChange("released")
 	}
 	n.kick()
+}
+
+// makeReady waits for h's ReadyAt, reads the shard's hold-offs again
+// (retrying until etcd answers or the holding ends) and hands them to
+// Handler.Ready, which lets requests start.
+func (n *Node) makeReady(h *held) {
+	s := h.grant.Shard
+	n.mu.Lock()
+	wait := h.grant.ReadyAt.Sub(n.clock.Now())
+	n.mu.Unlock()
+	select {
+	case <-h.ctx.Done():
+		return
+	case <-n.clock.After(max(0, wait)):
+	}
+	for {
+		holds, err := n.readHoldOffs(h.ctx, s)
+		if err == nil {
+			n.mu.Lock()
+			if h.state == active {
+				n.o.Handler.Ready(s, holds)
+				h.ready = true
+			}
+			n.mu.Unlock()
+			n.log.Debug("shard ready", "shard", s, "hold_offs", len(holds))
+			return
+		}
+		n.log.Debug("shard's hold-offs not read: no request until they are", "shard", s, "err", err)
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-n.clock.After(n.t.retryEvery()):
+		}
+	}
 }
 
 // release deletes the owner key, if it is still this holding's, and
@@ -183,7 +221,7 @@ func (n *Node) MaySend(shard int) error {
 		return &NotNowError{Shard: shard, Err: ErrStarting}
 	case h.state == stopping:
 		return &NotNowError{Shard: shard, Err: ErrStopping}
-	case now.Before(h.grant.ReadyAt):
+	case now.Before(h.grant.ReadyAt) || !h.ready:
 		return &NotNowError{Shard: shard, Err: ErrTakeoverWait, Until: h.grant.ReadyAt}
 	}
 	return nil
@@ -221,7 +259,7 @@ func (n *Node) Owned() []OwnedShard {
 			continue
 		}
 		out = append(out, OwnedShard{Shard: s, Token: h.grant.Token, ReadyAt: h.grant.ReadyAt,
-			Ready: valid && h.state == active && !now.Before(h.grant.ReadyAt)})
+			Ready: valid && h.state == active && h.ready && !now.Before(h.grant.ReadyAt)})
 	}
 	return out
 }

@@ -41,6 +41,10 @@ import (
 // state in etcd (fleet.ShardState.Backup).
 const BackupsPrefix = "backups/"
 
+// HoldOffFile is where, in a node's data directory, the sites' waits
+// that etcd did not take yet are kept (fleet.NodeOptions.HoldOffFile).
+const HoldOffFile = "fleet-holdoffs.json"
+
 // BackupKey is the key of shard's backup made under fencing token token.
 func BackupKey(shard int, token int64) string {
 	return fmt.Sprintf("%s%s/%d.badger", BackupsPrefix, rebuild.PartDir(shard), token)
@@ -74,7 +78,6 @@ type Handler struct {
 
 	mu     sync.Mutex
 	gate   fleet.Gate
-	timers map[int]clockwork.Timer
 	fences map[int]fleet.Fence // of the shards held
 	// backedUp: per shard held, the store version (graph.Store.Version)
 	// up to which the backup its state in etcd names holds everything; a
@@ -105,8 +108,7 @@ func NewHandler(o Options) *Handler {
 	for i := range o.Store.Shards() {
 		o.Store.SetFence(i, notHeld(i))
 	}
-	h := &Handler{o: o, timers: map[int]clockwork.Timer{}, fences: map[int]fleet.Fence{}, backedUp: map[int]uint64{},
-		backups: map[int]backupsRunning{}}
+	h := &Handler{o: o, fences: map[int]fleet.Fence{}, backedUp: map[int]uint64{}, backups: map[int]backupsRunning{}}
 	h.crawl = crawl.NewFleet(h, o.Store.ShardOf)
 	return h
 }
@@ -152,7 +154,7 @@ func notHeld(i int) func() error {
 // Start takes shard g.Shard: its local copy is replaced by the backup its
 // last owner left when that copy is not the latest (the recorded tokens
 // differ), then fenced with g's fence, marked with g's token, given its
-// seeds, and opened to the crawl (requests wait for g.ReadyAt).
+// seeds, and opened to the crawl (requests wait for Ready).
 func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	s := g.Shard
 	if s < 0 || s >= h.o.Store.Shards() {
@@ -214,11 +216,12 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 		}
 	}
 	h.crawl.Open(s, restored, g.HoldOff)
-	h.mu.Lock()
-	h.timers[s] = h.o.Clock.AfterFunc(max(0, g.ReadyAt.Sub(h.o.Clock.Now())), h.crawl.Wake)
-	h.mu.Unlock()
 	return nil
 }
+
+// Ready gives the crawl the shard's hold-offs read after the takeover
+// wait and wakes it: its requests may start.
+func (h *Handler) Ready(s int, holdOffs map[string]time.Time) { h.crawl.HoldOffs(s, holdOffs) }
 
 // Held lists the shards the node holds now (taken, not yet given up), in
 // no order: the schedule partitions it pulls.
@@ -251,17 +254,14 @@ func (h *Handler) restore(ctx context.Context, s int, p *fleet.ShardState) error
 	return nil
 }
 
-// HoldOff records a site's wait under the shard's current holding
+// HoldOff records a site's wait fleet-wide, held or not
 // (crawl.FleetGate).
 func (h *Handler) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
-	h.mu.Lock()
-	f, ok := h.fences[s]
-	g := h.gate
-	h.mu.Unlock()
-	if !ok || g == nil {
-		return &fleet.NotNowError{Shard: s, Err: fleet.ErrNotOwner}
+	g := h.node()
+	if g == nil {
+		return &fleet.NotNowError{Shard: s, Err: fleet.ErrNoSession}
 	}
-	return g.PutHoldOff(ctx, f, domain, until)
+	return g.PutHoldOff(ctx, s, domain, until)
 }
 
 // Stop ends the crawl's work on shard: its visits in flight are
@@ -272,10 +272,6 @@ func (h *Handler) Stop(s int, lost bool) time.Time {
 	h.mu.Lock()
 	f, held := h.fences[s]
 	delete(h.fences, s)
-	if t := h.timers[s]; t != nil {
-		t.Stop()
-		delete(h.timers, s)
-	}
 	h.mu.Unlock()
 	quiet := h.crawl.Close(s)
 	if !lost && held && h.o.Snapshots != nil && h.unchanged(s) {

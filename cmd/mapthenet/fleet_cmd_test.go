@@ -51,6 +51,7 @@ type idleHandler struct{}
 
 func (idleHandler) Start(context.Context, fleet.Grant) error { return nil }
 func (idleHandler) Stop(int, bool) time.Time                 { return time.Now() }
+func (idleHandler) Ready(int, map[string]time.Time)          {}
 func (idleHandler) Export(context.Context, fleet.ExportRequest, fleet.Fence) (fleet.Part, error) {
 	return fleet.Part{}, nil
 }

@@ -155,7 +155,7 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 	}
 	jctx, cancel := context.WithTimeout(ctx, 3*fl.LeaseTTL+fleetTimeout)
 	node, err := fleet.StartNode(jctx, cli, fleet.NodeOptions{Name: name, Addr: addr, Version: buildinfo.Get().Version,
-		Timing: timing, Handler: h, Logger: log, Metrics: fm})
+		Timing: timing, Handler: h, Logger: log, Metrics: fm, HoldOffFile: filepath.Join(a.DataDir, fleetnode.HoldOffFile)})
 	cancel()
 	if err != nil {
 		return etcdError(err, eps, 3*fl.LeaseTTL+fleetTimeout)

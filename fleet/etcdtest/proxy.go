@@ -23,7 +23,15 @@ type Proxy struct {
 // NewProxy forwards to target (HOST:PORT) until the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return NewProxyOn(t, "127.0.0.1:0", target)
+}
+
+// NewProxyOn is NewProxy listening on listen (HOST:PORT; port 0: any):
+// say, the root network namespace's end of a veth pair, for a process in
+// another namespace.
+func NewProxyOn(t testing.TB, listen, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +44,9 @@ func NewProxy(t testing.TB, target string) *Proxy {
 
 // Endpoint is the proxy's client URL.
 func (p *Proxy) Endpoint() string { return "http://" + p.ln.Addr().String() }
+
+// Addr is the proxy's HOST:PORT.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Cut breaks every connection and refuses new ones.
 func (p *Proxy) Cut() {

@@ -29,12 +29,15 @@ type Fake struct {
 	counts     map[int]fleet.ShardCounts
 	paceErr    error
 	holdOffs   map[int]map[string]time.Time
+	pending    []pendingHoldOff // PutHoldOff past the deadline
 	token      int64
 }
 
 type holding struct {
 	grant   fleet.Grant
 	started bool
+	ready   bool // Handler.Ready ran
+	h       fleet.Handler
 	cancel  context.CancelFunc
 }
 
@@ -65,7 +68,7 @@ func (f *Fake) Grant(ctx context.Context, h fleet.Handler, s int, wait time.Dura
 	token := g.Token
 	g.Fence = fleet.NewFence(s, token, func() error { return f.check(s, token) })
 	hctx, cancel := context.WithCancel(ctx)
-	f.held[s] = &holding{grant: g, cancel: cancel}
+	f.held[s] = &holding{grant: g, cancel: cancel, h: h}
 	f.mu.Unlock()
 	if err := h.Start(hctx, g); err != nil {
 		f.mu.Lock()
@@ -79,7 +82,36 @@ func (f *Fake) Grant(ctx context.Context, h fleet.Handler, s int, wait time.Dura
 		cur.started = true
 	}
 	f.mu.Unlock()
+	if wait <= 0 {
+		f.ready(h, s, token)
+	} else {
+		f.clock.AfterFunc(wait, func() { f.ready(h, s, token) })
+	}
 	return g, nil
+}
+
+// ready calls h.Ready with the shard's hold-offs, as a node does once the
+// takeover wait is over, and lets MaySend say yes.
+func (f *Fake) ready(h fleet.Handler, s int, token int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cur := f.held[s]; cur != nil && cur.grant.Token == token {
+		f.readyLocked(h, cur)
+	}
+}
+
+// readyLocked is ready with f.mu held.
+func (f *Fake) readyLocked(h fleet.Handler, cur *holding) {
+	if !cur.started || cur.ready {
+		return
+	}
+	s := cur.grant.Shard
+	holds := map[string]time.Time{}
+	for d, t := range f.holdOffs[s] {
+		holds[d] = t
+	}
+	h.Ready(s, holds)
+	cur.ready = true
 }
 
 // Take ends the node's holding of s (lost: as if its lease or owner key
@@ -115,6 +147,12 @@ func (f *Fake) Export(ctx context.Context, h fleet.Handler, req fleet.ExportRequ
 func (f *Fake) SetDeadlinePassed(passed bool) {
 	f.mu.Lock()
 	f.noDeadline = passed
+	if !passed {
+		for _, p := range f.pending {
+			f.putHoldOffLocked(p.shard, p.domain, p.until)
+		}
+		f.pending = nil
+	}
 	f.mu.Unlock()
 }
 
@@ -157,6 +195,7 @@ func (f *Fake) MaySend(s int) error {
 	case f.clock.Now().Before(cur.grant.ReadyAt):
 		return &fleet.NotNowError{Shard: s, Err: fleet.ErrTakeoverWait, Until: cur.grant.ReadyAt}
 	}
+	f.readyLocked(cur.h, cur) // if its timer has not run yet
 	return nil
 }
 
@@ -192,18 +231,46 @@ func (f *Fake) ReserveIP(_ context.Context, ip netip.Addr, delay time.Duration) 
 	return start, nil
 }
 
-// PutHoldOff implements fleet.Gate: the next Grant of the shard has it.
-func (f *Fake) PutHoldOff(_ context.Context, fence fleet.Fence, domain string, until time.Time) error {
-	if err := fence.Check(); err != nil {
-		return err
-	}
+// PutHoldOff implements fleet.Gate: the next Grant of the shard has it,
+// and the next Ready. Past the deadline (SetDeadlinePassed) it is kept
+// pending, as a node keeps it while etcd does not answer, and recorded
+// when the deadline is lifted.
+func (f *Fake) PutHoldOff(_ context.Context, s int, domain string, until time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.holdOffs[fence.Shard] == nil {
-		f.holdOffs[fence.Shard] = map[string]time.Time{}
+	if f.noDeadline {
+		f.pending = append(f.pending, pendingHoldOff{s, domain, until})
+		return &fleet.NotNowError{Shard: s, Err: fleet.ErrHoldOffPending}
 	}
-	f.holdOffs[fence.Shard][domain] = until
+	f.putHoldOffLocked(s, domain, until)
 	return nil
+}
+
+type pendingHoldOff struct {
+	shard  int
+	domain string
+	until  time.Time
+}
+
+// putHoldOffLocked records a hold-off, never shortening one.
+func (f *Fake) putHoldOffLocked(s int, domain string, until time.Time) {
+	if f.holdOffs[s] == nil {
+		f.holdOffs[s] = map[string]time.Time{}
+	}
+	if until.After(f.holdOffs[s][domain]) {
+		f.holdOffs[s][domain] = until
+	}
+}
+
+// HoldOffs are the hold-offs recorded for shard s.
+func (f *Fake) HoldOffs(s int) map[string]time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]time.Time{}
+	for d, t := range f.holdOffs[s] {
+		out[d] = t
+	}
+	return out
 }
 
 // PutShardCounts implements fleet.Gate.

@@ -21,6 +21,8 @@ func (h *handler) Start(_ context.Context, g fleet.Grant) error {
 	return nil
 }
 
+func (h *handler) Ready(int, map[string]time.Time) {}
+
 func (h *handler) Stop(s int, lost bool) time.Time {
 	h.stopped = append(h.stopped, s)
 	return time.Time{}
