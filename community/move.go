@@ -165,13 +165,16 @@ var unknown = math.NaN()
 
 // forget marks the gains of node i's candidates in f (the communities
 // whose total degree changed in this batch, and a few others) as unknown:
-// the others' are still right.
-func forget(cands []cand, f *filter) {
+// the others' are still right. It says whether it marked any.
+func forget(cands []cand, f *filter) bool {
+	any := false
 	for k := range cands {
 		if f.has(cands[k].c) {
 			cands[k].gain = unknown
+			any = true
 		}
 	}
+	return any
 }
 
 // pick is the community node i joins: of greatest gain, staying on a tie,
@@ -179,38 +182,53 @@ func forget(cands []cand, f *filter) {
 // among cands. It does not depend on the order of cands.
 //
 // The gain of joining c is the weight to c minus γ·tot(c)·k(i)/m2, tot(c)
-// without i (ΔQ up to a factor): at most the weight, so a candidate
-// whose weight is no more than staying's gain, or less than the best gain
-// so far, can be neither chosen nor tied, and its tot(c), a random read
-// that costs more than the rest of pick, is not read. pick computes the
-// gains it needs that are unknown and keeps them in cands.
+// without i (ΔQ up to a factor): less than the weight, as tot(c) ≥ 1 for
+// a neighbour's community. So a candidate whose weight is no more than
+// staying's gain, or no more than the best gain so far, can be neither
+// chosen nor tied, and its tot(c), a random read that costs more than the
+// rest of pick, is not read. The heaviest candidate goes first, so that
+// the best gain so far is high early and prunes most of the others (on
+// graphgen's M graph a third fewer reads). pick computes the gains it
+// needs that are unknown and keeps them in cands.
 func (m *mover) pick(i int, cands []cand) int32 {
 	ci := m.comm[i]
 	gk := m.gamma * float64(m.g.k[i])
-	own := 0
-	for cands[own].c != ci { // first, where gather puts it
-		own++
+	own, heavy := -1, -1
+	var heavyW uint32
+	for k := range cands { // in the first-level cache: cheap
+		if cands[k].c == ci {
+			own = k
+		} else if cands[k].w > heavyW {
+			heavy, heavyW = k, cands[k].w
+		}
 	}
 	x := &cands[own]
 	if x.gain != x.gain {
 		x.gain = float64(x.w) - gk*(float64(m.tot[ci])-float64(m.g.k[i]))
 	}
 	stay := x.gain
-	best, bestGain := int32(-1), 0.0
+	if heavy < 0 || float64(heavyW) <= stay {
+		return ci
+	}
+	x = &cands[heavy]
+	if x.gain != x.gain {
+		x.gain = float64(x.w) - gk*float64(m.tot[x.c])
+	}
+	best, bestGain := x.c, x.gain
 	for k := range cands {
 		x := &cands[k]
 		w := float64(x.w)
-		if k == own || w <= stay || (best >= 0 && w < bestGain) {
+		if k == own || k == heavy || w <= stay || w <= bestGain {
 			continue
 		}
 		if x.gain != x.gain {
 			x.gain = w - gk*float64(m.tot[x.c])
 		}
-		if best < 0 || x.gain > bestGain || (x.gain == bestGain && x.c < best) {
+		if x.gain > bestGain || (x.gain == bestGain && x.c < best) {
 			best, bestGain = x.c, x.gain
 		}
 	}
-	if best < 0 || bestGain <= stay {
+	if bestGain <= stay {
 		return ci
 	}
 	return best
@@ -368,10 +386,12 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 					best = sl.best
 					if moves > 0 {
 						// Gains again for the communities whose total
-						// changed in this batch (and a few others).
+						// changed in this batch (and a few others); with
+						// none, its choice stands.
 						cs := ch.cands[sl.cands:sl.candsEnd]
-						forget(cs, &changed)
-						best = m.pick(i, cs)
+						if forget(cs, &changed) {
+							best = m.pick(i, cs)
+						}
 					}
 					if best != ci {
 						if sl.nbr != noNbr {
