@@ -155,7 +155,7 @@ func (m *mover) neighbourComms(i int, buf []int32) []int32 {
 	buf = buf[:len(row)]
 	comm := m.comm
 	for k, j := range row { // independent loads: many cache misses in flight at once
-		buf[k] = comm[j]
+		buf[k] = atomic.LoadInt32(&comm[j])
 	}
 	return buf
 }
@@ -204,7 +204,7 @@ func (m *mover) pick(i int, cands []cand) int32 {
 	}
 	x := &cands[own]
 	if x.gain != x.gain {
-		x.gain = float64(x.w) - gk*(float64(m.tot[ci])-float64(m.g.k[i]))
+		x.gain = float64(x.w) - gk*(float64(atomic.LoadUint32(&m.tot[ci]))-float64(m.g.k[i]))
 	}
 	stay := x.gain
 	if heavy < 0 || float64(heavyW) <= stay {
@@ -212,7 +212,7 @@ func (m *mover) pick(i int, cands []cand) int32 {
 	}
 	x = &cands[heavy]
 	if x.gain != x.gain {
-		x.gain = float64(x.w) - gk*float64(m.tot[x.c])
+		x.gain = float64(x.w) - gk*float64(atomic.LoadUint32(&m.tot[x.c]))
 	}
 	best, bestGain := x.c, x.gain
 	for k := range cands {
@@ -222,7 +222,7 @@ func (m *mover) pick(i int, cands []cand) int32 {
 			continue
 		}
 		if x.gain != x.gain {
-			x.gain = w - gk*float64(m.tot[x.c])
+			x.gain = w - gk*float64(atomic.LoadUint32(&m.tot[x.c]))
 		}
 		if x.gain > bestGain || (x.gain == bestGain && x.c < best) {
 			best, bestGain = x.c, x.gain
@@ -239,9 +239,10 @@ func (m *mover) pick(i int, cands []cand) int32 {
 func (m *mover) move(i int, to int32, nbr []int32) {
 	g := m.g
 	ci := m.comm[i]
-	m.tot[ci] -= g.k[i]
-	m.tot[to] += g.k[i]
-	m.comm[i] = to
+	// Atomic: gathering reads them meanwhile (see batched).
+	atomic.AddUint32(&m.tot[ci], -g.k[i])
+	atomic.AddUint32(&m.tot[to], g.k[i])
+	atomic.StoreInt32(&m.comm[i], to)
 	m.moved = true
 	for k, j := range g.adj[g.off[i]:g.off[i+1]] {
 		if nbr[k] != to {
@@ -283,6 +284,10 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 	n := g.n
 	nchunks := 4 * workers
 	chunks := make([]chunk, nchunks)
+	done := make([]chan struct{}, nchunks)
+	for c := range done {
+		done[c] = make(chan struct{}, 1)
+	}
 	tables := make([]table, workers)
 	var slots []slot
 	var bounds []int // chunk boundaries in slots
@@ -325,41 +330,67 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 			}
 			used := len(bounds) - 1
 
-			// Gather in parallel: chunks taken in turn by the workers.
+			// Gather in parallel, chunks taken in turn, while the apply
+			// below goes through the chunks already gathered: each
+			// chunk's done receives a token when it is gathered.
 			var next atomic.Int32
-			work := func(w int) {
-				for {
-					c := int(next.Add(1)) - 1
-					if c >= used {
-						return
-					}
-					ch := &chunks[c]
-					ch.slots, ch.lo = slots, lo
-					m.gatherChunk(ch, int32(c), bounds[c], bounds[c+1], &tables[w])
+			gatherNext := func(w int) bool {
+				c := int(next.Add(1)) - 1
+				if c >= used {
+					return false
 				}
+				ch := &chunks[c]
+				ch.slots, ch.lo = slots, lo
+				m.gatherChunk(ch, int32(c), bounds[c], bounds[c+1], &tables[w])
+				done[c] <- struct{}{}
+				return true
 			}
-			if used == 1 || workers == 1 {
-				work(0)
-			} else {
-				var wg sync.WaitGroup
-				for w := 1; w < min(workers, used); w++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						work(w)
-					}()
+			var wg sync.WaitGroup
+			for w := 1; w < min(workers, used); w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for gatherNext(w) {
+					}
+				}()
+			}
+			// awaited is how many chunks the apply has waited for.
+			awaited := 0
+			await := func(c int) {
+				for ; awaited <= c; awaited++ {
+				wait:
+					for {
+						select {
+						case <-done[awaited]:
+							break wait
+						default:
+						}
+						// Not gathered yet: gather the next chunk not
+						// taken (this one or a later one), else wait.
+						if !gatherNext(0) {
+							<-done[awaited]
+							break
+						}
+					}
 				}
-				work(0)
-				wg.Wait()
 			}
 
-			// Apply in order, recomputing what changed.
+			// Apply in order, recomputing what changed. A slot's chunk
+			// may have been gathered while earlier moves of this batch
+			// were applied, reading some communities before and some
+			// after them; but those moves are by nodes before it in the
+			// batch, so what the checks below redo (a neighbour before it
+			// moved; a candidate's total changed) covers them too.
 			batch++
 			moves := 0
-			s := 0
+			s, c := 0, 0
 			for i := lo; i < hi; i++ {
 				var sl *slot
 				if s < len(slots) && int(slots[s].node) == i {
+					for s >= bounds[c+1] {
+						c++
+					}
+					await(c)
 					sl = &slots[s]
 					s++
 				}
@@ -415,6 +446,8 @@ func (m *mover) batched(ctx context.Context, workers int) error {
 				moves++
 				more = true
 			}
+			await(used - 1) // the chunks the apply did not reach (at the visit limit)
+			wg.Wait()
 			lo = hi
 		}
 	}
