@@ -27,14 +27,16 @@ import (
 // Big levels are swept in batches of consecutive nodes with the same
 // result as one node at a time: the workers gather, in parallel, each
 // active node's weight to every neighbouring community and its best move
-// against the communities as they stood when the batch began (the costly
-// part: a random read per edge); then the moves are applied one node at a
-// time, in order, and a node's choice is recomputed where something it
-// depends on has changed since the batch began: a neighbour earlier in the
-// batch moved (then it is gathered again), or the total degree of a
-// community it weighed changed (then its gains are recomputed). So the
-// result is that of the sequential sweep, for any number of workers and
-// any batch size.
+// against the communities as they stand (the costly part: a random read
+// per edge); meanwhile the moves are applied one node at a time, in order,
+// as soon as a node's chunk is gathered, and a node's choice is recomputed
+// where something it depends on has changed since the batch began: a
+// neighbour earlier in the batch moved (then it is gathered again), or the
+// total degree of a community it weighed changed (then its gains are
+// recomputed). Only nodes earlier in the batch have moved by the time a
+// node is applied, whenever its chunk was gathered, so these checks are
+// enough: the result is that of the sequential sweep, for any number of
+// workers and any batch size.
 
 // cand is a node's total edge weight w to community c, and the gain of
 // joining c (of staying, for its own community): NaN until pick needs it.
