@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // holdOffLeaf is shards/<NNNN>/holdoff/<domain>: a site of the shard that
@@ -324,33 +325,8 @@ func (n *Node) loadPending() error {
 	return nil
 }
 
-// writeFileSynced replaces path with data: a temporary file beside it,
-// synced, renamed over it, the directory synced. (The fleet package
-// imports none of the project's packages, so it has its own.)
+// writeFileSynced replaces path with data, atomically and durably
+// (atomicfile.WriteFile, 0600).
 func writeFileSynced(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WriteFile(path, data, 0o600)
 }

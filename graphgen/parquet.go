@@ -3,12 +3,13 @@ package graphgen
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // EdgeRow is one row of the edge files WriteEdgesParquet writes: the
@@ -174,31 +175,10 @@ func (g *Generator) writeIDEdges(tmp *os.File, o IDFileOptions) error {
 	return w.Close()
 }
 
-// writeFile makes the file at path with write, atomically: written to a
-// temporary file beside it (0644), then renamed; on an error the
-// temporary file is removed and nothing appears at path.
-func writeFile(path string, write func(*os.File) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("graphgen: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp makes it 0600
-	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+// writeFile makes the file at path with write, atomically
+// (atomicfile.Write, 0644).
+func writeFile(path string, write func(*os.File) error) error {
+	if err := atomicfile.Write(path, 0o644, write); err != nil {
 		return fmt.Errorf("graphgen: writing %s: %w", path, err)
 	}
 	return nil

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // Dir is a Store in a local directory: the object "a/b/c" is the file
@@ -110,7 +111,7 @@ func (d *Dir) put(ctx context.Context, path string, r io.Reader) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // mkdirs creates dir and its missing parents below the root, syncing the
@@ -137,7 +138,7 @@ func (d *Dir) mkdirs(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := syncDir(parent); err != nil {
+		if err := atomicfile.SyncDir(parent); err != nil {
 			return err
 		}
 	}
@@ -265,7 +266,7 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 		}
 		dir = filepath.Dir(dir)
 	}
-	if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.SyncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -313,20 +314,4 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// syncDir makes new, renamed and removed entries of dir durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if errors.Is(err, syscall.EINVAL) {
-		err = nil // a file system that cannot sync directories
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // Keys of the snapshot layout (see the package doc).
@@ -252,7 +253,7 @@ func (d *Dir) symlinkCurrent(id string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("set current in %s: %w", d, err)
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // Current reads the id rebuilds/current names; the error wraps
@@ -473,5 +474,5 @@ func Download(ctx context.Context, st Store, key, path string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("download %s to %s: %w", key, path, err)
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }

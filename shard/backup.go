@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // Backup writes the whole store to w. A store of one shard in today's
@@ -174,7 +175,7 @@ func Restore(dir string, r io.Reader, log *slog.Logger) error {
 	}); err != nil {
 		return err
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return err
 	}
 	return moveInto(tmp, dir)
@@ -326,7 +327,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 		return reopenOld(fmt.Errorf("shard %d: the backup is not this shard: %w", i, err))
 	}
 	s.shards[i] = st
-	if err := syncDir(s.dir); err != nil {
+	if err := atomicfile.SyncDir(s.dir); err != nil {
 		return err
 	}
 	return os.RemoveAll(old)

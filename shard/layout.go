@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // LayoutFile is a sharded store's format file, at the store's root.
@@ -136,38 +137,7 @@ func deref(p *int) any {
 	return *p
 }
 
-// writeSynced writes a small file durably: a temporary file synced, then
-// renamed into place, then its directory synced.
+// writeSynced writes a small file durably (atomicfile.WriteFile, 0644).
 func writeSynced(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WriteFile(path, b, 0o644)
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // ReshardOptions configure Reshard.
@@ -141,7 +142,7 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 		return nil, err
 	}
 	old = nil
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return nil, err
 	}
 	// The swap: the new store under a visible name first, then exchanged
@@ -169,7 +170,7 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 	} else if err := os.Rename(staged, res.Old); err != nil {
 		return nil, fmt.Errorf("the new store is in place; the old one is at %s: %w", staged, err)
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return nil, err
 	}
 	log.Info("resharded", "from", res.From, "to", res.To, "old_store", res.Old)

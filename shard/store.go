@@ -13,6 +13,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // Store is a link store of K shards, each its own graph.Store, with the
@@ -265,7 +266,7 @@ func fill(dir string, r Router, write func(i int, s *graph.Store) error) error {
 			err = cerr
 		}
 		if err == nil {
-			err = syncDir(sdir)
+			err = atomicfile.SyncDir(sdir)
 		}
 		return err
 	})
@@ -275,7 +276,7 @@ func fill(dir string, r Router, write func(i int, s *graph.Store) error) error {
 	if err := writeLayout(dir, l); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // moveInto renames the directory tmp to dir (which must not exist, or be
@@ -287,7 +288,7 @@ func moveInto(tmp, dir string) error {
 	if err := os.Rename(tmp, dir); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
+	return atomicfile.SyncDir(filepath.Dir(dir))
 }
 
 // removeStale removes the entries of dir whose names start with prefix:

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // Names inside the data directory and its rebuilds/ directory.
@@ -145,13 +147,13 @@ func (d *Dir) Publish(id, staged string) error {
 	if filepath.Dir(staged) != d.root {
 		return fmt.Errorf("publishing %s: not staged in %s", staged, d.root)
 	}
-	if err := syncDir(staged); err != nil {
+	if err := atomicfile.SyncDir(staged); err != nil {
 		return err
 	}
 	if err := os.Rename(staged, filepath.Join(d.root, id)); err != nil {
 		return err
 	}
-	return syncDir(d.root)
+	return atomicfile.SyncDir(d.root)
 }
 
 // SetCurrent moves `current` to id atomically: a new relative symlink
@@ -167,7 +169,7 @@ func (d *Dir) SetCurrent(id string) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(d.root)
+	return atomicfile.SyncDir(d.root)
 }
 
 // Replace has fill write rebuilds/<id>/.tmp-<file> and renames it over
@@ -194,7 +196,7 @@ func (d *Dir) Replace(id, file string, fill func(path string) (bool, error)) err
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // Add puts a file that published snapshot id does not hold yet into it:
@@ -231,7 +233,7 @@ func (d *Dir) Add(id, file string, fill func(path string) error) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // Remove deletes snapshot id. It renames it first, so that a removal
@@ -305,19 +307,6 @@ func (d *Dir) CleanStale() ([]string, error) {
 		removed = append(removed, e.Name())
 	}
 	return removed, nil
-}
-
-// syncDir makes renames and new entries in dir durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // umask is the process's file mode creation mask, read without changing

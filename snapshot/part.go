@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // PartBuild is one shard's part being written into a local directory
@@ -97,7 +98,7 @@ func (p *PartBuild) Commit(m *data.PartManifest) error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(p.dir)
+		err = atomicfile.SyncDir(p.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("part %s: %w", p.dir, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 	"github.com/mapthenet/mapthenet/schedule"
 )
 
@@ -160,36 +161,10 @@ func tomlString(s string) string {
 }
 
 // writeFileAtomic replaces path with data: readers see the old file or the
-// new one, never a part, and after a crash the new one is whole or absent.
+// new one, never a part, and after a crash the new one is whole or absent
+// (atomicfile.WriteFile).
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename: gone already
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := atomicfile.WriteFile(path, data, mode); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/crawl/control"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 	"github.com/mapthenet/mapthenet/shard"
 )
 
@@ -183,32 +184,25 @@ func (a *app) backupLocal(out string) (BackupResult, error) {
 	return writeBackup(s, out)
 }
 
-// writeBackup writes s's backup to out atomically (temporary file, sync,
-// rename).
+// writeBackup writes s's backup to out atomically and durably
+// (atomicfile.Write; 0600, as the store's own files).
 func writeBackup(s *shard.Store, out string) (BackupResult, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return BackupResult{}, err
-	}
-	defer os.Remove(tmp.Name())
-	err = s.Backup(tmp, filepath.Dir(out))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	st, serr := tmp.Stat()
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = serr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
+	var size int64
+	err := atomicfile.Write(out, 0o600, func(f *os.File) error {
+		if err := s.Backup(f, filepath.Dir(out)); err != nil {
+			return err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		size = st.Size()
+		return nil
+	})
 	if err != nil {
 		return BackupResult{}, fmt.Errorf("backup to %s: %w", out, err)
 	}
-	return BackupResult{Bytes: st.Size(), Shards: s.Shards()}, nil
+	return BackupResult{Bytes: size, Shards: s.Shards()}, nil
 }
 
 // backupHere is the crawl's "backup" handler.

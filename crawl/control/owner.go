@@ -7,9 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 )
 
 // File names under the data directory.
@@ -76,26 +77,14 @@ func (o Owner) Alive() bool {
 // kill says no such process.
 func validPID(pid int) bool { return pid > 0 && int64(pid) <= math.MaxInt32 }
 
-// WriteOwner writes o to path atomically (a temporary file renamed over it),
-// so a reader never sees half of it.
+// WriteOwner writes o to path atomically and durably (atomicfile), so a
+// reader never sees half of it.
 func WriteOwner(path string, o Owner) error {
 	raw, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("control: %w", err)
-	}
-	_, err = tmp.Write(append(raw, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(path, append(raw, '\n'), 0o600); err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/atomicfile"
 	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
@@ -196,17 +196,18 @@ func radixPrefixed(a, buf []prefixed) []prefixed {
 }
 
 // writeRankFile writes row(i, rows[i]) for every i to outPath.
-func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i int, v uint32) T) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
+// The file is written atomically (atomicfile.Write, 0644).
+func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i int, v uint32) T) error {
+	err := atomicfile.Write(outPath, 0o644, func(tmp *os.File) error {
+		return fillRankFile(tmp, rows, workers, row)
+	})
 	if err != nil {
-		return fmt.Errorf("rank: %w", err)
+		return fmt.Errorf("rank: writing %s: %w", outPath, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	return nil
+}
+
+func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, row func(i int, v uint32) T) error {
 	w := parquet.NewGenericWriter[T](tmp, rankWriterOptions()...)
 	nparts := (len(rows) + writePartRows - 1) / writePartRows
 	workers = max(1, workers)
@@ -221,32 +222,20 @@ func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i
 		})
 		for i, part := range parts {
 			if errs[i] != nil {
-				return fmt.Errorf("rank: writing %s: %w", outPath, errs[i])
+				return errs[i]
 			}
 			f, err := parquet.OpenFile(bytes.NewReader(part), int64(len(part)))
 			if err != nil {
-				return fmt.Errorf("rank: writing %s: %w", outPath, err)
+				return err
 			}
 			for _, rg := range f.RowGroups() {
 				if _, err := w.WriteRowGroup(rg); err != nil {
-					return fmt.Errorf("rank: writing %s: %w", outPath, err)
+					return err
 				}
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("rank: writing %s: %w", outPath, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		return fmt.Errorf("rank: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("rank: writing %s: %w", outPath, err)
-	}
-	if err := os.Rename(tmp.Name(), outPath); err != nil {
-		return fmt.Errorf("rank: %w", err)
-	}
-	return nil
+	return w.Close()
 }
 
 // encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
