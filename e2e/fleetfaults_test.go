@@ -48,15 +48,7 @@ func TestFleetPausedNode(t *testing.T) {
 	// request: awake, it would send the next one at once if nothing
 	// stopped it.
 	key := nodeKeyID(t, f.nodeDir(2))
-	waitUntil(t, "n2 in the middle of a visit", 30*time.Second, func() bool {
-		reqs := w.Requests()
-		for i := len(reqs) - 1; i >= 0; i-- {
-			if signedBy(reqs[i]) == key {
-				return !isRobots(reqs[i].Path) && time.Since(reqs[i].Start) < 10*time.Millisecond
-			}
-		}
-		return false
-	})
+	waitMidVisit(t, w, key, "n2")
 	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -441,4 +433,21 @@ func etcdLeader(t *testing.T, c *etcdtest.Cluster) int {
 	}
 	t.Fatal("no etcd leader found")
 	return -1
+}
+
+// waitMidVisit waits until the node whose signing key is key has just sent
+// a page request (not robots.txt) and is in the middle of a visit: stopped
+// or cut off then, it would send the next request at once if nothing
+// stopped it.
+func waitMidVisit(t *testing.T, w *simweb.Web, key, node string) {
+	t.Helper()
+	waitUntil(t, node+" in the middle of a visit", 30*time.Second, func() bool {
+		reqs := w.Requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if signedBy(reqs[i]) == key {
+				return !isRobots(reqs[i].Path) && time.Since(reqs[i].Start) < 10*time.Millisecond
+			}
+		}
+		return false
+	})
 }

@@ -164,15 +164,7 @@ func TestFleetNodeCutOff(t *testing.T) {
 
 	// Cut in the middle of a visit, when n2 has just sent a page request.
 	key := nodeKeyID(t, f.nodeDir(2))
-	waitUntil(t, "n2 in the middle of a visit", 30*time.Second, func() bool {
-		reqs := w.Requests()
-		for i := len(reqs) - 1; i >= 0; i-- {
-			if signedBy(reqs[i]) == key {
-				return !isRobots(reqs[i].Path) && time.Since(reqs[i].Start) < 10*time.Millisecond
-			}
-		}
-		return false
-	})
+	waitMidVisit(t, w, key, "n2")
 	ns.setEtcdLink(t, false)
 	cut := time.Now()
 	// The others take n2's shards once its lease has run out, and send
