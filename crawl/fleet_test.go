@@ -89,14 +89,8 @@ func TestFleetCrawlOwnedShardsOnly(t *testing.T) {
 	if len(mine) == 0 || len(others) == 0 {
 		t.Fatalf("the web's sites all fall on one side: %d mine, %d others", len(mine), len(others))
 	}
-	opts.Seeds = []string{writeFile(t, "seeds.txt", strings.Join(w.Seeds(), "\n"))}
-	opts.MinDelay, opts.MinDelaySet = 10*time.Millisecond, true
-	opts.IdleRecheck = 50 * time.Millisecond
-	opts.Fleet = node.crawl
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, done := runFleetCrawl(t, w, store, node, opts)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := Run(ctx, store, opts); done <- err }()
 	for _, s := range []int{0, 1} {
 		if _, err := node.fake.Grant(ctx, node, s, 0); err != nil {
 			t.Fatal(err)
@@ -179,14 +173,8 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 			first <- d
 		})
 	}
-	opts.Seeds = []string{writeFile(t, "seeds.txt", strings.Join(w.Seeds(), "\n"))}
-	opts.MinDelay, opts.MinDelaySet = 10*time.Millisecond, true
-	opts.IdleRecheck = 50 * time.Millisecond
-	opts.Fleet = node.crawl
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, done := runFleetCrawl(t, w, store, node, opts)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := Run(ctx, store, opts); done <- err }()
 	for s := range store.Shards() {
 		if _, err := node.fake.Grant(ctx, node, s, 0); err != nil {
 			t.Fatal(err)
@@ -247,4 +235,18 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runFleetCrawl starts the crawl of w's seeds as node's, quick-paced, in
+// the background: its context, the context's cancel and the channel Run's
+// error comes on.
+func runFleetCrawl(t *testing.T, w *simweb.Web, store *shard.Store, node *fakeNode, opts Options) (context.Context, context.CancelFunc, chan error) {
+	opts.Seeds = []string{writeFile(t, "seeds.txt", strings.Join(w.Seeds(), "\n"))}
+	opts.MinDelay, opts.MinDelaySet = 10*time.Millisecond, true
+	opts.IdleRecheck = 50 * time.Millisecond
+	opts.Fleet = node.crawl
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := Run(ctx, store, opts); done <- err }()
+	return ctx, cancel, done
 }
