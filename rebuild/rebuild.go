@@ -162,6 +162,9 @@ func exportParts(ctx context.Context, views *shard.Snapshot, opts Options) (Sour
 	if err != nil {
 		return nil, nil, err
 	}
+	if opts.Logger != nil {
+		opts.Logger.Info("exporting the shards to part files to merge (--via-parts)", "dir", staged, "shards", views.Shards())
+	}
 	parts := make([]*snapshot.Part, views.Shards())
 	err = parallel(ctx, views.Shards(), func(i int) error {
 		p, err := ExportPart(ctx, views.Shard(i), filepath.Join(staged, PartDir(i)),
