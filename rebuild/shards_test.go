@@ -90,9 +90,9 @@ func fillWeb(t *testing.T, s *shard.Store, round int) {
 
 // snapshotHashes rebuilds from s as of at into dataDir and returns a line
 // per Parquet file: its name, SHA-256 and rows.
-func snapshotHashes(t *testing.T, s *shard.Store, dataDir string, at time.Time) []string {
+func snapshotHashes(t *testing.T, s *shard.Store, dataDir string, at time.Time, viaParts ...bool) []string {
 	t.Helper()
-	o := Options{DataDir: dataDir, Now: at, Tiers: testTiers}
+	o := Options{DataDir: dataDir, Now: at, Tiers: testTiers, ViaParts: len(viaParts) > 0 && viaParts[0]}
 	o.Rank.Workers = 2
 	m, err := Run(t.Context(), s, o)
 	if err != nil {
@@ -125,23 +125,30 @@ func fileHashes(t *testing.T, dataDir string, m *data.Manifest) []string {
 // snapshot files, byte for byte, over two rebuilds (the second carries
 // ranks, map and communities over): ids are assigned by name when the
 // shards' parts are merged, so they cannot depend on K. The bytes are
-// pinned in testdata/sharded-sha256.golden (-update rewrites it).
+// pinned in testdata/sharded-sha256.golden (-update rewrites it). So does
+// a rebuild through part files (Options.ViaParts).
 func TestShardedSnapshotBytes(t *testing.T) {
 	var first []string
-	for _, k := range []int{1, 3, 8} {
+	for _, c := range []struct {
+		k        int
+		viaParts bool
+	}{{1, false}, {3, false}, {8, false}, {3, true}} {
+		k := c.k
 		dir := t.TempDir()
 		s, err := shard.Open(filepath.Join(dir, "store"), shard.Options{Create: true, Shards: k, Platforms: []string{"github.io"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		fillWeb(t, s, 0)
-		lines := snapshotHashes(t, s, dir, asOf)
+		lines := snapshotHashes(t, s, dir, asOf, c.viaParts)
 		fillWeb(t, s, 1)
-		lines = append(lines, snapshotHashes(t, s, dir, asOf.Add(day))...)
+		lines = append(lines, snapshotHashes(t, s, dir, asOf.Add(day), c.viaParts)...)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if left, _ := filepath.Glob(filepath.Join(dir, snapshot.DirName, ".tmp-*")); len(left) > 0 {
+		left, _ := filepath.Glob(filepath.Join(dir, snapshot.DirName, ".tmp-*"))
+		parts, _ := filepath.Glob(filepath.Join(dir, ".rebuild-parts-*"))
+		if left = append(left, parts...); len(left) > 0 {
 			t.Errorf("K=%d: the rebuild left %v", k, left)
 		}
 		if first == nil {
@@ -149,7 +156,7 @@ func TestShardedSnapshotBytes(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(lines, first) {
-			t.Errorf("K=%d gives other snapshot files than K=1:\n%s\nwant\n%s", k, strings.Join(lines, "\n"), strings.Join(first, "\n"))
+			t.Errorf("K=%d (through parts: %v) gives other snapshot files than K=1:\n%s\nwant\n%s", k, c.viaParts, strings.Join(lines, "\n"), strings.Join(first, "\n"))
 		}
 	}
 	got := strings.Join(first, "\n") + "\n"
