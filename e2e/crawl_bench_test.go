@@ -31,22 +31,9 @@ var (
 //	go test ./e2e -run '^$' -bench CrawlBinary -benchtime 1x
 func BenchmarkCrawlBinary(b *testing.B) {
 	bin := buildBinary(b)
-	w, err := simweb.New(simweb.Config{Seed: 1, Sites: *benchBinSites, NoNamed: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.WarmCertificates(); err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
+	r := serve(b, simweb.Config{Seed: 1, Sites: *benchBinSites, NoNamed: true, Logger: slog.New(slog.DiscardHandler)})
+	w, dir := r.web, r.dir
 	seeds := filepath.Join(dir, "seeds.txt")
-	if err := w.WriteSeeds(seeds); err != nil {
-		b.Fatal(err)
-	}
 	if err := appendQueued(seeds, *benchBinQueue); err != nil {
 		b.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func crawlAndRebuild(t *testing.T, cfg simweb.Config, tune func(*crawl.Options))
 
 // serve starts cfg's web and makes a data directory with a seed file of
 // every site.
-func serve(t *testing.T, cfg simweb.Config) *run {
+func serve(t testing.TB, cfg simweb.Config) *run {
 	t.Helper()
 	w, err := simweb.New(cfg)
 	if err != nil {

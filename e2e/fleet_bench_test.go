@@ -42,21 +42,8 @@ var benchFleetSites = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: 
 func BenchmarkFleetCrawl(b *testing.B) {
 	etcd := etcdtest.Processes(b, 3)
 	bin := buildBinary(b)
-	w, err := simweb.New(simweb.Config{Seed: 1, Sites: *benchFleetSites, NoNamed: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.WarmCertificates(); err != nil {
-		b.Fatal(err)
-	}
-	r := &run{web: w, dir: b.TempDir()}
-	if err := w.WriteSeeds(filepath.Join(r.dir, "seeds.txt")); err != nil {
-		b.Fatal(err)
-	}
+	r := serve(b, simweb.Config{Seed: 1, Sites: *benchFleetSites, NoNamed: true, Logger: slog.New(slog.DiscardHandler)})
+	w := r.web
 	var seeds []string
 	for _, s := range w.Sites() {
 		seeds = append(seeds, s.Domain)
