@@ -39,10 +39,7 @@ func TestFleetCrawl(t *testing.T) {
 	etcd, bin, r, w, base, snaps, seeds := f.etcd, f.bin, f.r, f.r.web, f.base, f.snaps, f.seeds
 
 	t0 := time.Now()
-	var nodes []*opsProc
-	for i := range 3 {
-		nodes = append(nodes, f.startNode(t, i, now))
-	}
+	nodes := f.startNodes(t, 3, now)
 	waitVisited(t, nodes, seeds, 90*time.Second)
 	t.Logf("3 nodes visited %d sites in %v", len(seeds), time.Since(t0).Round(time.Millisecond))
 	fleetRebuild(t, bin, etcd.URL(), snaps, f.admin(), now.Add(time.Hour))
@@ -103,10 +100,7 @@ func TestFleetCrawl(t *testing.T) {
 	edges1 := rowsOf(readSnapshot[data.EdgeRow](t, admin, "edges.parquet"))
 	w.Reset()
 	start2 := time.Now()
-	nodes = nodes[:0]
-	for i := range 3 {
-		nodes = append(nodes, f.startNode(t, i, later))
-	}
+	nodes = f.startNodes(t, 3, later)
 	victim := nodes[2]
 	victim.waitFor(t, "a recorded visit on n2", 60*time.Second, func() bool { return len(victim.logged("visit recorded")) > 0 })
 	if err := victim.cmd.Process.Kill(); err != nil {
@@ -280,6 +274,15 @@ func (f *fleetFixture) admin() string { return filepath.Join(f.base, "admin") }
 
 // nodeDir is node i's data directory.
 func (f *fleetFixture) nodeDir(i int) string { return filepath.Join(f.base, fmt.Sprintf("node%d", i)) }
+
+// startNodes starts nodes n0..n(k-1) as startNode does, each with extra.
+func (f *fleetFixture) startNodes(t *testing.T, k int, at time.Time, extra ...string) []*opsProc {
+	nodes := make([]*opsProc, 0, k)
+	for i := range k {
+		nodes = append(nodes, f.startNode(t, i, at, extra...))
+	}
+	return nodes
+}
 
 // startNode starts crawl node i (named n<i>) at the given --now, with
 // extra crawl flags.

@@ -38,10 +38,7 @@ func TestFleetPausedNode(t *testing.T) {
 	w := f.r.web
 	// One site at a time per node, so that the paused node still has
 	// sites to visit when it wakes.
-	var nodes []*opsProc
-	for i := range 3 {
-		nodes = append(nodes, f.startNode(t, i, now, "--max-sites-in-flight", "1"))
-	}
+	nodes := f.startNodes(t, 3, now, "--max-sites-in-flight", "1")
 	victim := nodes[2]
 	victim.waitFor(t, "a recorded visit on n2", 60*time.Second, func() bool { return len(victim.logged("visit recorded")) > 0 })
 	// Stopped in the middle of a visit, when it has just sent a page
@@ -287,10 +284,7 @@ func TestFleetEtcdQuorum(t *testing.T) {
 	w := f.r.web
 	// One site at a time per node, at 60 ms a page (the checks ask 20 ms
 	// or more), so that the crawl lasts through both faults.
-	var nodes []*opsProc
-	for i := range 3 {
-		nodes = append(nodes, f.startNode(t, i, now, "--max-sites-in-flight", "1", "--min-delay", "60ms"))
-	}
+	nodes := f.startNodes(t, 3, now, "--max-sites-in-flight", "1", "--min-delay", "60ms")
 	for i, n := range nodes {
 		n.waitFor(t, fmt.Sprintf("a recorded visit on n%d", i), 60*time.Second, func() bool { return len(n.logged("visit recorded")) > 0 })
 	}

@@ -147,10 +147,7 @@ func TestFleetNodeCutOff(t *testing.T) {
 	// once the link is back (measured: 0.4 to 3.3 s).
 	const responseTimeout = 6 * time.Second
 	nodeFlags := []string{"--max-sites-in-flight", "1", "--response-timeout", responseTimeout.String()}
-	var nodes []*opsProc
-	for i := range 2 {
-		nodes = append(nodes, f.startNode(t, i, now, nodeFlags...))
-	}
+	nodes := f.startNodes(t, 2, now, nodeFlags...)
 	// n2: the web only through --connect-to to the private address (an
 	// operator's explicit choice, exempt from the public-address guard).
 	args := fleetCrawlFlags(f.r, now)
