@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"hash"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/shard"
-	"github.com/mapthenet/mapthenet/snapshot"
 )
 
 // Digest is a store's content as a rebuild reads it: a SHA-256 and a count
@@ -41,13 +39,7 @@ func StoreDigest(ctx context.Context, s *shard.Store, tmpDir string) (*Digest, e
 		return nil, err
 	}
 	defer views.Close()
-	parts := make([]*snapshot.Part, views.Shards())
-	asOf := time.Now()
-	err = parallel(ctx, views.Shards(), func(i int) error {
-		p, err := ExportPart(ctx, views.Shard(i), filepath.Join(dir, PartDir(i)), PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf})
-		parts[i] = p
-		return err
-	})
+	parts, err := exportShards(ctx, views, dir, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -165,16 +165,7 @@ func exportParts(ctx context.Context, views *shard.Snapshot, opts Options) (Sour
 	if opts.Logger != nil {
 		opts.Logger.Info("exporting the shards to part files to merge (--via-parts)", "dir", staged, "shards", views.Shards())
 	}
-	parts := make([]*snapshot.Part, views.Shards())
-	err = parallel(ctx, views.Shards(), func(i int) error {
-		p, err := ExportPart(ctx, views.Shard(i), filepath.Join(staged, PartDir(i)),
-			PartInfo{Shard: i, Shards: views.Shards(), AsOf: opts.Now})
-		if err != nil {
-			return fmt.Errorf("exporting shard %d: %w", i, err)
-		}
-		parts[i] = p
-		return nil
-	})
+	parts, err := exportShards(ctx, views, staged, opts.Now)
 	var m *Merge
 	if err == nil {
 		views.Close() // the parts hold all the rebuild reads: let the store's go
@@ -185,6 +176,22 @@ func exportParts(ctx context.Context, views *shard.Snapshot, opts Options) (Sour
 		return nil, nil, err
 	}
 	return m, func() error { return os.RemoveAll(staged) }, nil
+}
+
+// exportShards exports every shard of views to dir/shard=NN/ (PartDir),
+// one shard per core at a time, views taken at asOf.
+func exportShards(ctx context.Context, views *shard.Snapshot, dir string, asOf time.Time) ([]*snapshot.Part, error) {
+	parts := make([]*snapshot.Part, views.Shards())
+	err := parallel(ctx, views.Shards(), func(i int) error {
+		p, err := ExportPart(ctx, views.Shard(i), filepath.Join(dir, PartDir(i)),
+			PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf})
+		if err != nil {
+			return fmt.Errorf("exporting shard %d: %w", i, err)
+		}
+		parts[i] = p
+		return nil
+	})
+	return parts, err
 }
 
 // RunParts is Run over the parts of every shard of a store, exported
