@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -115,22 +116,52 @@ func TestByNameOrderAndContent(t *testing.T) {
 
 // A loaded view walks as often as asked, after its view is closed, each
 // walk the same as ByName's in the fields it asks for and empty in the
-// others.
+// others: in memory, and sorted through run files (one chunk, and a run
+// per few domains), whose Close removes them.
 func TestNameOrderEach(t *testing.T) {
 	s := openMem(t)
 	fillSmall(t, s)
 	var all []Named
 	sn, err := s.Snapshot()
 	must(t, err)
+	defer sn.Close()
 	must(t, sn.ByName(func(n *Named) error {
 		c := *n
 		c.Edges, c.Visits = slices.Clone(n.Edges), slices.Clone(n.Visits)
+		for i, v := range c.Visits {
+			c.Visits[i].Value = slices.Clone(v.Value)
+		}
 		all = append(all, c)
 		return nil
 	}))
-	no, err := sn.LoadByName()
+	for _, c := range []struct {
+		name  string
+		spill Spill
+		runs  bool
+	}{
+		{"memory", Spill{}, false},
+		{"one chunk", Spill{Dir: t.TempDir()}, false},
+		{"runs", Spill{Dir: t.TempDir(), ChunkBytes: 200}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkNameOrder(t, sn, c.spill, c.runs, all) })
+	}
+}
+
+func checkNameOrder(t *testing.T, sn *Snapshot, sp Spill, runs bool, all []Named) {
+	no, err := sn.LoadByName(sp)
 	must(t, err)
-	sn.Close()
+	if sp.Dir != "" {
+		files, _ := os.ReadDir(sp.Dir)
+		if (len(files) > 1) != runs {
+			t.Errorf("%d run files, want more than one: %v", len(files), runs)
+		}
+		defer func() {
+			must(t, no.Close())
+			if files, _ := os.ReadDir(sp.Dir); len(files) > 0 {
+				t.Errorf("Close left %d run files", len(files))
+			}
+		}()
+	}
 	if no.Len() != len(all) {
 		t.Fatalf("Len %d, ByName walks %d", no.Len(), len(all))
 	}

@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,8 +11,8 @@ import (
 )
 
 // localMerge is the Merge of a store's shards read on this machine: each
-// shard's part comes straight from its view loaded in name order
-// (graph.NameOrder), the rows ExportPart would write, with no files
+// shard's part comes straight from its view sorted in name order
+// (graph.NameOrder), the rows ExportPart would write, with no part files
 // written and read back between. orders are the shards' views, in shard
 // order. The snapshot is the same as through parts (rebuild's tests
 // compare the two).
@@ -34,7 +35,7 @@ func localMerge(orders []*graph.NameOrder) (*Merge, error) {
 	return newMerge(in)
 }
 
-// localInput is one shard's part read from its loaded view. Each stream
+// localInput is one shard's part read from its sorted view. Each stream
 // is a walk of the view in a goroutine of its own that hands its rows
 // over in batches through a channel of a few (rowFeed): memory stays a
 // few batches a stream, and the walk's decoding runs on one core while
@@ -52,7 +53,7 @@ type localInput struct {
 
 func (li *localInput) String() string { return fmt.Sprintf("shard %d", li.shard) }
 
-// releaseEdges keeps of the loaded view only the states.
+// releaseEdges keeps of the sorted view only the states.
 func (li *localInput) releaseEdges() error {
 	li.mu.Lock()
 	li.tally = nil
@@ -110,13 +111,14 @@ func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 	}), nil
 }
 
-// visits are ExportPart's visit rows: a visit's value stays the loaded
-// view's (never reused).
+// visits are ExportPart's visit rows, each value copied: the walk reuses
+// its buffer once a domain is done (a sorted run's), and the rows are read
+// a batch later.
 func (li *localInput) visits() (rowCursor[data.PartVisitRow], error) {
 	return feed(func(emit func(data.PartVisitRow) error) error {
 		return li.order.Each(graph.NamedVisits, func(nd *graph.Named) error {
 			for _, v := range nd.Visits {
-				if err := emit(data.PartVisitRow{Domain: int32(nd.Index), StartedAt: v.StartedAt.UnixNano(), Visit: v.Value}); err != nil {
+				if err := emit(data.PartVisitRow{Domain: int32(nd.Index), StartedAt: v.StartedAt.UnixNano(), Visit: bytes.Clone(v.Value)}); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,6 +83,11 @@ type Options struct {
 	// and once when the stage ends (for a progress line on a terminal).
 	Progress func(stage string, rows int64)
 
+	// sortChunk, when positive, replaces graph.DefaultSpillChunk as the
+	// chunk each shard's view is sorted by name in (tests: tiny chunks,
+	// many runs).
+	sortChunk int
+
 	// failAt makes the rebuild fail when it reaches the named stage
 	// (tests: a rebuild that fails midway must leave `current` alone).
 	failAt string
@@ -111,14 +117,18 @@ type Source interface {
 // be written (by a crawl) meanwhile: the views do not see it.
 //
 // Every store goes the same way, whatever its K: a view of each shard
-// (taken at once), each read into memory in name order (K at once on as
-// many cores; the views are let go then), then merged (Merge) into the
-// snapshot, each shard's rows handed to the merge as ExportPart would
-// write them but without the files (localMerge). So a store of one shard
-// and of eight give the same snapshot, and the same as RunParts over
-// the parts of the same views.
+// (taken at once), each sorted into name order (as many at once as there
+// are cores; graph.NameOrder: a view larger than a chunk of
+// graph.DefaultSpillChunk goes through sorted runs in a scratch directory
+// of the snapshot directory, removed after, so that memory stays the id
+// table and a few buffers a shard whatever the store's size; the views
+// are let go then), then merged (Merge) into the snapshot, each shard's
+// rows handed to the merge as ExportPart would write them but without the
+// part files (localMerge). So a store of one shard and of eight give the
+// same snapshot, and the same as RunParts over the parts of the same
+// views.
 func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest, error) {
-	return run(ctx, opts, func(*snapshot.Dir, string) (Source, func() error, error) {
+	return run(ctx, opts, func(dir *snapshot.Dir, _ string) (Source, func() error, error) {
 		// A table block that fails its checksum ends Badger's iterators
 		// without an error: check them all before reading, so that a
 		// damaged store fails the rebuild rather than thin its snapshot.
@@ -133,9 +143,22 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 		if opts.ViaParts {
 			return exportParts(ctx, views, opts)
 		}
+		scratch, err := dir.Scratch("sort")
+		if err != nil {
+			return nil, nil, fmt.Errorf("store snapshot: %w", err)
+		}
 		orders := make([]*graph.NameOrder, views.Shards())
+		release := func() error {
+			var first error
+			for _, no := range orders {
+				if no != nil {
+					first = cmp.Or(first, no.Close())
+				}
+			}
+			return cmp.Or(first, os.RemoveAll(scratch))
+		}
 		err = parallel(ctx, views.Shards(), func(i int) error {
-			no, err := views.Shard(i).LoadByName()
+			no, err := views.Shard(i).LoadByName(graph.Spill{Dir: scratch, ChunkBytes: opts.sortChunk})
 			if err != nil {
 				return fmt.Errorf("reading shard %d: %w", i, err)
 			}
@@ -143,14 +166,16 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil
 		})
 		if err != nil {
+			release()
 			return nil, nil, err
 		}
-		views.Close() // the loaded views hold all the rebuild reads: let the store's go
+		views.Close() // the sorted views hold all the rebuild reads: let the store's go
 		m, err := localMerge(orders)
 		if err != nil {
+			release()
 			return nil, nil, err
 		}
-		return m, func() error { return nil }, nil
+		return m, release, nil
 	})
 }
 
