@@ -296,9 +296,14 @@ func (no *NameOrder) KeepStates() error {
 // Len is the number of names Each walks.
 func (no *NameOrder) Len() int { return len(no.ix.order) }
 
-// Names are the names Each walks, in its order (shared: not to be
-// changed).
-func (no *NameOrder) Names() []string { return no.ix.names }
+// Names are the names Each walks, in its order.
+func (no *NameOrder) Names() []string {
+	names := make([]string, len(no.ix.order))
+	for i := range names {
+		names[i] = string(no.ix.name(i))
+	}
+	return names
+}
 
 // entry is one parsed entry; its slices are the entry's bytes.
 type entry struct {
@@ -452,7 +457,7 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 		// Names alone: the index has them, with no record read.
 		for i, id := range ix.order {
 			nd.Index = uint32(i)
-			nd.State = data.DomainState{ID: id, Name: ix.names[i]}
+			nd.State = data.DomainState{ID: id, Name: string(ix.name(i))}
 			if err := fn(nd); err != nil {
 				return err
 			}
@@ -485,21 +490,21 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	for i, id := range ix.order {
 		if h.Len() == 0 || h.head[h.live[0]].rank != uint32(i) {
 			if h.Len() > 0 && h.head[h.live[0]].rank < uint32(i) {
-				return fmt.Errorf("%w: two records of name %q", errBadRun, ix.names[i-1])
+				return fmt.Errorf("%w: two records of name %q", errBadRun, ix.name(i-1))
 			}
 			return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
 		}
 		k := h.live[0]
 		ent := h.head[k]
 		if ent.id != id {
-			return fmt.Errorf("%w: the entry of name %q is of id %d, not %d", errBadRun, ix.names[i], ent.id, id)
+			return fmt.Errorf("%w: the entry of name %q is of id %d, not %d", errBadRun, ix.name(i), ent.id, id)
 		}
 		nd.Index = uint32(i)
 		nd.Edges = nd.Edges[:0]
 		if fields&NamedState == 0 {
 			nd.State = data.DomainState{}
 			if fields&NamedName != 0 {
-				nd.State = data.DomainState{ID: id, Name: ix.names[i]}
+				nd.State = data.DomainState{ID: id, Name: string(ix.name(i))}
 			}
 		}
 		if fields&(NamedState|NamedEdges) != 0 {
@@ -515,8 +520,8 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 					return err
 				}
 				nd.State.FollowedIn = nd.State.FollowedIn || no.followed[id/64]&(1<<(id%64)) != 0
-				if nd.State.Name != ix.names[i] {
-					return fmt.Errorf("%w: the record of id %d names %q, its name key %q", errCorrupt, id, nd.State.Name, ix.names[i])
+				if nd.State.Name != string(ix.name(i)) {
+					return fmt.Errorf("%w: the record of id %d names %q, its name key %q", errCorrupt, id, nd.State.Name, ix.name(i))
 				}
 				if i > 0 && nd.State.Name <= prev {
 					return fmt.Errorf("%w: the record of id %d names %q, out of the name index's order (after %q)", errCorrupt, id, nd.State.Name, prev)
