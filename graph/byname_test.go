@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -312,5 +313,36 @@ func TestImportMergesRecords(t *testing.T) {
 		if err := s.Import([]ImportDomain{{State: visited, Edges: edges}}); err == nil {
 			t.Error("a second record with out-edges was merged")
 		}
+	}
+}
+
+// A sorted run cut short or removed under a loaded view is an error of
+// the walk, never a shorter walk.
+func TestNameOrderDamagedRun(t *testing.T) {
+	s := openMem(t)
+	fillSmall(t, s)
+	sn, err := s.Snapshot()
+	must(t, err)
+	defer sn.Close()
+	for _, damage := range []string{"cut", "removed"} {
+		dir := t.TempDir()
+		no, err := sn.LoadByName(Spill{Dir: dir, ChunkBytes: 200})
+		must(t, err)
+		runs, _ := filepath.Glob(filepath.Join(dir, "*.run"))
+		if len(runs) < 2 {
+			t.Fatalf("%d runs", len(runs))
+		}
+		if damage == "cut" {
+			b, err := os.ReadFile(runs[0])
+			must(t, err)
+			must(t, os.WriteFile(runs[0], b[:len(b)/2], 0o644))
+		} else {
+			must(t, os.Remove(runs[0]))
+		}
+		err = no.Each(NamedAll, func(*Named) error { return nil })
+		if !errors.Is(err, errBadRun) && !errors.Is(err, errCorrupt) && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s run: walk error %v", damage, err)
+		}
+		no.Close()
 	}
 }

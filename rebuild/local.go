@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,11 +16,12 @@ import (
 // (graph.NameOrder), the rows ExportPart would write, with no part files
 // written and read back between. orders are the shards' views, in shard
 // order. The snapshot is the same as through parts (rebuild's tests
-// compare the two).
-func localMerge(orders []*graph.NameOrder) (*Merge, error) {
+// compare the two). The shards' link-word tallies spill as sp says (the
+// views' own Spill: the same directory and chunk).
+func localMerge(orders []*graph.NameOrder, sp graph.Spill) (*Merge, error) {
 	in := make([]mergeInput, len(orders))
 	for k, no := range orders {
-		in[k] = &localInput{shard: k, order: no}
+		in[k] = &localInput{shard: k, order: no, spill: sp}
 	}
 	if len(orders) == 1 {
 		// One shard's names are the store's, in order (Each checks it as
@@ -43,6 +45,7 @@ func localMerge(orders []*graph.NameOrder) (*Merge, error) {
 type localInput struct {
 	shard int
 	order *graph.NameOrder
+	spill graph.Spill // for the link-word tally
 
 	mu sync.Mutex
 	// tally is the shard's link-word counts, made by a whole walk of its
@@ -68,6 +71,16 @@ func (li *localInput) domainCount() int64 { return int64(li.order.Len()) }
 
 func (li *localInput) countSource(n int64) string { return fmt.Sprintf("its view has %d", n) }
 
+// newTally is a link-word tally for a walk of the shard's edges, spilling
+// to runs when the view does (a shard's uses are 8 bytes per followed
+// edge and word: they would grow with the store).
+func (li *localInput) newTally() *linkWordTally {
+	if li.spill.Dir == "" {
+		return newLinkWordTally()
+	}
+	return spillTally(li.spill.Dir, cmp.Or(li.spill.ChunkBytes, graph.DefaultSpillChunk))
+}
+
 func (li *localInput) names() (rowCursor[partName], error) {
 	return feed(func(emit func(partName) error) error {
 		return li.order.Each(graph.NamedName, func(nd *graph.Named) error {
@@ -87,7 +100,7 @@ func (li *localInput) domains() (rowCursor[domainRecord], error) {
 // edges are ExportPart's edge rows; the walk counts the link words too.
 func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 	return feed(func(emit func(data.PartEdgeRow) error) error {
-		words := newLinkWordTally()
+		words := li.newTally()
 		err := li.order.Each(graph.NamedEdges, func(nd *graph.Named) error {
 			i := int32(nd.Index)
 			for _, e := range nd.Edges {
@@ -97,7 +110,9 @@ func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 					return err
 				}
 				if !e.Nofollow {
-					words.add(e.Dst, e.Words)
+					if err := words.add(e.Dst, e.Words); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -136,11 +151,13 @@ func (li *localInput) linkWords() (rowCursor[data.PartLinkWordRow], error) {
 	li.mu.Unlock()
 	return feed(func(emit func(data.PartLinkWordRow) error) error {
 		if words == nil {
-			words = newLinkWordTally()
+			words = li.newTally()
 			err := li.order.Each(graph.NamedEdges, func(nd *graph.Named) error {
 				for _, e := range nd.Edges {
 					if !e.Nofollow {
-						words.add(e.Dst, e.Words)
+						if err := words.add(e.Dst, e.Words); err != nil {
+							return err
+						}
 					}
 				}
 				return nil

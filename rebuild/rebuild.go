@@ -69,16 +69,6 @@ type Options struct {
 	// crawl nodes to pull only their shards' rows. nil: none (one
 	// machine's snapshot: its files do not change).
 	ScheduleShards *shard.Router
-	// ViaParts makes Run export each shard's view to a part file in the
-	// data directory (as a fleet's nodes do, ExportPart) and merge the
-	// parts (RunParts' way), rather than hold every shard's view in
-	// memory at once. Slower (the parts are written and read again), but
-	// its memory is one shard's view per core while exporting, then the
-	// merge's buffers and id table; by default a rebuild holds the whole
-	// store's views, about four times the store's size on disk
-	// (graphgen's L store of 8 shards: 2.5 GB on disk, 10.4 GiB loaded).
-	// The snapshot is the same either way.
-	ViaParts bool
 	// Progress, when set, is told the rows a stage has done now and then
 	// and once when the stage ends (for a progress line on a terminal).
 	Progress func(stage string, rows int64)
@@ -140,9 +130,6 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
 		}
 		defer views.Close()
-		if opts.ViaParts {
-			return exportParts(ctx, views, opts)
-		}
 		scratch, err := dir.Scratch("sort")
 		if err != nil {
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
@@ -157,8 +144,9 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			}
 			return cmp.Or(first, os.RemoveAll(scratch))
 		}
+		spill := graph.Spill{Dir: scratch, ChunkBytes: opts.sortChunk}
 		err = parallel(ctx, views.Shards(), func(i int) error {
-			no, err := views.Shard(i).LoadByName(graph.Spill{Dir: scratch, ChunkBytes: opts.sortChunk})
+			no, err := views.Shard(i).LoadByName(spill)
 			if err != nil {
 				return fmt.Errorf("reading shard %d: %w", i, err)
 			}
@@ -170,37 +158,13 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil, nil, err
 		}
 		views.Close() // the sorted views hold all the rebuild reads: let the store's go
-		m, err := localMerge(orders)
+		m, err := localMerge(orders, spill)
 		if err != nil {
 			release()
 			return nil, nil, err
 		}
 		return m, release, nil
 	})
-}
-
-// exportParts exports every shard of views to a part in a new directory
-// of the data directory (one shard per core at a time) and opens their
-// merge; the returned close removes the parts.
-func exportParts(ctx context.Context, views *shard.Snapshot, opts Options) (Source, func() error, error) {
-	staged, err := os.MkdirTemp(opts.DataDir, ".rebuild-parts-")
-	if err != nil {
-		return nil, nil, err
-	}
-	if opts.Logger != nil {
-		opts.Logger.Info("exporting the shards to part files to merge (--via-parts)", "dir", staged, "shards", views.Shards())
-	}
-	parts, err := exportShards(ctx, views, staged, opts.Now)
-	var m *Merge
-	if err == nil {
-		views.Close() // the parts hold all the rebuild reads: let the store's go
-		m, err = OpenMerge(parts)
-	}
-	if err != nil {
-		os.RemoveAll(staged)
-		return nil, nil, err
-	}
-	return m, func() error { return os.RemoveAll(staged) }, nil
 }
 
 // exportShards exports every shard of views to dir/shard=NN/ (PartDir),

@@ -255,7 +255,7 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 			t.Errorf("K=%d: a rebuild over parts gives other files than a local one:\n%s\nwant\n%s", k, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 
-		local, err := localMerge(orders)
+		local, err := localMerge(orders, graph.Spill{Dir: t.TempDir(), ChunkBytes: 512})
 		if err != nil {
 			t.Fatal(err)
 		}
