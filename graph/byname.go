@@ -50,9 +50,10 @@ type RawVisit struct {
 // Names on the removal list are left out, and edges to them dropped (a
 // removal an earlier process was cut off in: Open finishes it). Memory:
 // the view's domain records and visits are read into memory once (about
-// the size of their values in the store, a few bytes an edge) plus 16
-// bytes a domain; a shard's export costs its own size, not the whole
-// store's. ByName is LoadByName and one NameOrder.Each of every field.
+// the size of their values in the store, a few bytes an edge) plus about
+// 30 bytes a domain; a shard's export costs its own size, not the whole
+// store's. ByName is LoadByName with no Spill and one NameOrder.Each of
+// every field (the local rebuild sorts through runs instead: NameOrder).
 func (sn *Snapshot) ByName(fn func(*Named) error) error {
 	no, err := sn.LoadByName(Spill{})
 	if err != nil {

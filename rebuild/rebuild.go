@@ -84,7 +84,7 @@ type Options struct {
 }
 
 // Source is what a rebuild reads: one view of the whole store, by id.
-// The merge of the shards (merge.go: of their loaded views for Run, of
+// The merge of the shards (merge.go: of their sorted views for Run, of
 // their parts for RunParts) is the one the commands read: its ids are
 // dense and in name order. Tests give their own.
 type Source interface {
