@@ -51,9 +51,8 @@ type env struct {
 	edges    string // the size's edge file of names (made on first use: edgeFile)
 	igraph   string // python interpreter with igraph, "" if none
 	noIgraph bool
-	mapTop   int  // rebuild.Options.MapTop
-	viaParts bool // rebuild.Options.ViaParts
-	shards   int  // K of the store the ingest fills and the rebuild reads (package shard)
+	mapTop   int // rebuild.Options.MapTop
+	shards   int // K of the store the ingest fills and the rebuild reads (package shard)
 }
 
 // result is one row of the table.
@@ -71,7 +70,6 @@ func main() {
 	dir := flag.String("dir", "", "directory to cache the generated edge files in (default: a temporary directory)")
 	workers := flag.Int("workers", 0, "workers for the stages (0: GOMAXPROCS)")
 	noIgraph := flag.Bool("no-igraph", false, "skip the igraph comparison")
-	viaParts := flag.Bool("via-parts", false, "rebuild stage: through part files (rebuild.Options.ViaParts)")
 	mapTop := flag.Int("maptop", 0, "rebuild stage: domains the map layout places by force (0: rebuild's default, negative: no map)")
 	cpuProfile := flag.String("cpuprofile", "", "write each measured child's CPU profile to `DIR`/JOB.cpu (for go tool pprof)")
 	shards := flag.Int("shards", 1, "ingest and rebuild stages: a store of this many shards (DIR/store-SIZE-kK)")
@@ -95,13 +93,13 @@ func main() {
 		}
 		os.Setenv(profileEnv, abs)
 	}
-	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop, *shards, *viaParts); err != nil {
+	if err := run(*size, *stageList, *dir, *workers, *noIgraph, *mapTop, *shards); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(size, stageList, dir string, workers int, noIgraph bool, mapTop, shards int, viaParts bool) error {
+func run(size, stageList, dir string, workers int, noIgraph bool, mapTop, shards int) error {
 	want := map[string]bool{}
 	for _, s := range strings.Split(stageList, ",") {
 		s = strings.TrimSpace(s)
@@ -131,7 +129,7 @@ func run(size, stageList, dir string, workers int, noIgraph bool, mapTop, shards
 	if shards < 1 {
 		return fmt.Errorf("-shards %d: want 1 or more", shards)
 	}
-	e := &env{size: size, dir: dir, workers: workers, noIgraph: noIgraph, mapTop: mapTop, shards: shards, viaParts: viaParts}
+	e := &env{size: size, dir: dir, workers: workers, noIgraph: noIgraph, mapTop: mapTop, shards: shards}
 	if want["rank"] || want["ingest"] || want["rebuild"] {
 		edges, err := edgeFile(dir, size)
 		if err != nil {

@@ -37,7 +37,7 @@ func runRebuild(ctx context.Context, e *env) ([]result, error) {
 	}
 	var res rebuildResult
 	man := &res.Manifest
-	m, err := runChild(&res, "rebuild", storeDir(e), out, strconv.Itoa(e.workers), strconv.Itoa(e.mapTop), strconv.FormatBool(e.viaParts))
+	m, err := runChild(&res, "rebuild", storeDir(e), out, strconv.Itoa(e.workers), strconv.Itoa(e.mapTop))
 	if err != nil {
 		return rows, err
 	}
@@ -79,10 +79,9 @@ type rebuildResult struct {
 // childRebuild opens the store and runs rebuild.Run into a data
 // directory of its own; it returns the manifest and each stage's CPU time.
 func childRebuild(args []string) (*rebuildResult, error) {
-	if len(args) != 5 {
-		return nil, fmt.Errorf("rebuild: want STORE DATADIR WORKERS MAPTOP VIAPARTS")
+	if len(args) != 4 {
+		return nil, fmt.Errorf("rebuild: want STORE DATADIR WORKERS MAPTOP")
 	}
-	viaParts, _ := strconv.ParseBool(args[4])
 	workers, _ := strconv.Atoi(args[2])
 	mapTop, _ := strconv.Atoi(args[3])
 	s, err := shard.Open(args[0], shard.Options{Graph: graph.Options{ReadOnly: true}})
@@ -100,7 +99,6 @@ func childRebuild(args []string) (*rebuildResult, error) {
 		Keep:     1,
 		Rank:     rank.Params{Workers: workers},
 		MapTop:   mapTop,
-		ViaParts: viaParts,
 		Progress: func(stage string, _ int64) { cpuAt[stage], peakAt[stage] = processCPU(), peakRSSKiB() },
 	})
 	if err != nil {

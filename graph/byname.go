@@ -1,11 +1,9 @@
 package graph
 
 import (
-	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"slices"
+	"math"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -52,234 +50,17 @@ type RawVisit struct {
 // Names on the removal list are left out, and edges to them dropped (a
 // removal an earlier process was cut off in: Open finishes it). Memory:
 // the view's domain records and visits are read into memory once (about
-// the size of their values in the store, a few bytes an edge) plus 16
-// bytes a domain; a shard's export costs its own size, not the whole
-// store's. ByName is LoadByName and one NameOrder.Each of every field.
+// the size of their values in the store, a few bytes an edge) plus about
+// 30 bytes a domain; a shard's export costs its own size, not the whole
+// store's. ByName is LoadByName with no Spill and one NameOrder.Each of
+// every field (the local rebuild sorts through runs instead: NameOrder).
 func (sn *Snapshot) ByName(fn func(*Named) error) error {
-	no, err := sn.LoadByName()
+	no, err := sn.LoadByName(Spill{})
 	if err != nil {
 		return err
 	}
+	defer no.Close()
 	return no.Each(NamedAll, fn)
-}
-
-// NameOrder is a view's domains read into memory for ByName's walk in
-// name order, which Each repeats as often as needed: a local rebuild
-// reads each shard this way once and walks it once per merged stream,
-// with no export to files between. It holds copies of the view's values
-// (the memory ByName costs), not the view itself: the view may be closed
-// once it is loaded. Each may run in several goroutines at once.
-type NameOrder struct {
-	ix         *nameIndex
-	recs       *valueArena
-	followed   []uint64
-	visits     []visitRef
-	firstVisit []int32
-	varena     *valueArena
-	statesOnly bool // KeepStates let the edges and visits go: recs hold states
-}
-
-// errStatesOnly: a walk of edges or visits after KeepStates.
-var errStatesOnly = errors.New("graph: the loaded view kept its states only: its edges and visits were let go")
-
-// KeepStates lets go of the loaded edges and visits (most of the memory a
-// loaded view takes), keeping the states for later walks of NamedState
-// and NamedName: a rebuild's last pass over the domains needs no more.
-// The states are kept in name order, so that such a walk reads them in
-// sequence. Not while a walk runs.
-func (no *NameOrder) KeepStates() error {
-	if no.statesOnly {
-		return nil
-	}
-	recs := newValueArena(uint32(len(no.recs.byID)))
-	for _, id := range no.ix.order {
-		val := no.recs.get(id)
-		if val == nil {
-			continue // Each says so
-		}
-		state, _, err := splitDomain(id, val)
-		if err != nil {
-			return err
-		}
-		recs.put(id, state)
-	}
-	no.recs, no.statesOnly = recs, true
-	no.visits, no.firstVisit, no.varena = nil, nil, nil
-	return nil
-}
-
-// NamedFields says what Each decodes of each domain; the rest of Named is
-// left empty (Index is always set).
-type NamedFields uint8
-
-const (
-	NamedState  NamedFields = 1 << iota // State
-	NamedEdges                          // Edges, with their words
-	NamedVisits                         // Visits
-	NamedName                           // State.Name alone (the rest of State left zero; from the name index, not the record)
-	NamedAll    = NamedState | NamedEdges | NamedVisits
-)
-
-// LoadByName reads the view for ByName's walk: the name index, the domain
-// records, the followed flags and the visit log.
-func (sn *Snapshot) LoadByName() (_ *NameOrder, err error) {
-	defer sn.guard(&err)
-	ix, err := sn.nameIndex()
-	if err != nil {
-		return nil, err
-	}
-	n := sn.numDomains
-	// The records: one scan of d/, values kept in an arena by id.
-	recs := newValueArena(n)
-	err = sn.scan(prefixDomain, func(k, v []byte) error {
-		id, err := idFromKey(k)
-		if err != nil {
-			return err
-		}
-		if id >= n {
-			return fmt.Errorf("%w: record of id %d, beyond the id counter %d", errCorrupt, id, n)
-		}
-		recs.put(id, v)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	followed := make([]uint64, (n+63)/64)
-	err = sn.scan(prefixFollow, func(k, _ []byte) error {
-		id, err := idFromKey(k)
-		if err != nil {
-			return err
-		}
-		if id < n {
-			followed[id/64] |= 1 << (id % 64)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The visit log, in (id, start) order: each id's entries are
-	// contiguous, so an id needs only the index of its first.
-	var visits []visitRef
-	firstVisit := make([]int32, n)
-	for i := range firstVisit {
-		firstVisit[i] = -1
-	}
-	varena := newValueArena(0)
-	err = sn.scan(prefixVisit, func(k, v []byte) error {
-		if len(k) != len(prefixVisit)+12 {
-			return fmt.Errorf("%w: visit key %q", errCorrupt, k)
-		}
-		id := binary.BigEndian.Uint32(k[2:6])
-		if id >= n || ix.rank[id] == noRank {
-			return nil // a removed domain's, not yet purged
-		}
-		if firstVisit[id] < 0 {
-			firstVisit[id] = int32(len(visits))
-		}
-		if len(visits) == cap(visits) {
-			// Doubled: append's growth by a quarter copies the log's
-			// index again and again.
-			visits = slices.Grow(visits, max(1024, len(visits)))
-		}
-		visits = append(visits, visitRef{id: id, started: int64(binary.BigEndian.Uint64(k[6:])), at: varena.add(v)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &NameOrder{ix: ix, recs: recs, followed: followed, visits: visits, firstVisit: firstVisit, varena: varena}, nil
-}
-
-// Len is the number of names Each walks.
-func (no *NameOrder) Len() int { return len(no.ix.order) }
-
-// Names are the names Each walks, in its order (shared: not to be
-// changed).
-func (no *NameOrder) Names() []string { return no.ix.names }
-
-// Each calls fn for every domain in name order, as ByName does, decoding
-// only fields of each: each field costs a walk over the records, and a
-// rebuild walks them several times. The names' order is checked where
-// they are decoded (NamedState, NamedName).
-func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
-	ix := no.ix
-	n := uint32(len(ix.rank))
-	if no.statesOnly && fields&(NamedEdges|NamedVisits) != 0 {
-		return errStatesOnly
-	}
-	nd := &Named{}
-	wc := newWordCache()
-	var buf []edge
-	var prev string
-	for i, id := range ix.order {
-		nd.Index = uint32(i)
-		nd.Edges = nd.Edges[:0]
-		if fields&(NamedState|NamedEdges) == 0 && fields&NamedName != 0 {
-			nd.State = data.DomainState{ID: id, Name: ix.names[i]}
-		}
-		if fields&(NamedState|NamedEdges) != 0 {
-			val := no.recs.get(id)
-			if val == nil {
-				return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
-			}
-			state, adj := val, []byte(nil)
-			if !no.statesOnly {
-				var err error
-				if state, adj, err = splitDomain(id, val); err != nil {
-					return err
-				}
-			}
-			switch {
-			case fields&NamedState != 0:
-				if err := decodeState(id, state, &nd.State); err != nil {
-					return err
-				}
-				nd.State.FollowedIn = nd.State.FollowedIn || no.followed[id/64]&(1<<(id%64)) != 0
-				if nd.State.Name != ix.names[i] {
-					return fmt.Errorf("%w: the record of id %d names %q, its name key %q", errCorrupt, id, nd.State.Name, ix.names[i])
-				}
-				if i > 0 && nd.State.Name <= prev {
-					return fmt.Errorf("%w: the record of id %d names %q, out of the name index's order (after %q)", errCorrupt, id, nd.State.Name, prev)
-				}
-				prev = nd.State.Name
-			case fields&NamedName != 0:
-				nd.State = data.DomainState{ID: id, Name: ix.names[i]}
-			}
-			if fields&NamedEdges != 0 && len(adj) > 0 {
-				var err error
-				if buf, err = decodeAdjCached(id, adj, buf[:0], true, wc); err != nil {
-					return err
-				}
-				for _, e := range buf {
-					r := noRank
-					if e.dst < n {
-						r = ix.rank[e.dst]
-					}
-					if r == noRank {
-						if ix.removed[e.dst] {
-							continue
-						}
-						return fmt.Errorf("%w: an edge of id %d names id %d, which has no name", errCorrupt, id, e.dst)
-					}
-					nd.Edges = append(nd.Edges, NamedEdge{Dst: r, FirstSeen: nanosTime(e.first), LastSeen: nanosTime(e.last),
-						Nofollow: e.nofollow, Sitewide: e.sitewide, Words: e.words})
-				}
-				slices.SortFunc(nd.Edges, func(a, b NamedEdge) int { return cmp.Compare(a.Dst, b.Dst) })
-			}
-		}
-		nd.Visits = nd.Visits[:0]
-		if fields&NamedVisits != 0 && no.firstVisit[id] >= 0 {
-			for j := no.firstVisit[id]; int(j) < len(no.visits) && no.visits[j].id == id; j++ {
-				nd.Visits = append(nd.Visits, RawVisit{StartedAt: nanosTime(no.visits[j].started), Value: no.varena.value(no.visits[j].at)})
-			}
-		}
-		if err := fn(nd); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Names returns the view's names in name order, as ByName numbers them.
@@ -299,18 +80,31 @@ func (sn *Snapshot) Names() (_ []string, err error) {
 const noRank = ^uint32(0)
 
 // nameIndex is the view's name order: the ids in name order and each
-// id's position in it.
+// id's position in it. The names are kept back to back in one block
+// rather than as strings: a third of the memory (a string's header and
+// its allocation's rounding cost more than a domain's name), and nothing
+// for the collector to scan (millions of names a shard).
 type nameIndex struct {
-	names   []string // in name order
+	blob    []byte   // the names in name order, back to back
+	ends    []uint32 // where each name ends in blob
 	order   []uint32
 	rank    []uint32 // by id; noRank where none
 	removed map[uint32]bool
 }
 
+// name is the name of rank i (a slice of the index's block).
+func (ix *nameIndex) name(i int) []byte {
+	var start uint32
+	if i > 0 {
+		start = ix.ends[i-1]
+	}
+	return ix.blob[start:ix.ends[i]:ix.ends[i]]
+}
+
 func (sn *Snapshot) nameIndex() (*nameIndex, error) {
 	n := sn.numDomains
 	ix := &nameIndex{rank: make([]uint32, n), removed: map[uint32]bool{},
-		order: make([]uint32, 0, n), names: make([]string, 0, n)} // n: as many as the ids, the most there can be
+		order: make([]uint32, 0, n), ends: make([]uint32, 0, n)} // n: as many as the ids, the most there can be
 	for i := range ix.rank {
 		ix.rank[i] = noRank
 	}
@@ -327,7 +121,11 @@ func (sn *Snapshot) nameIndex() (*nameIndex, error) {
 		}
 		ix.rank[id] = uint32(len(ix.order))
 		ix.order = append(ix.order, id)
-		ix.names = append(ix.names, string(name))
+		if len(ix.blob)+len(name) > math.MaxUint32 {
+			return fmt.Errorf("graph: more than 4 GiB of names in one store: reshard it into more shards")
+		}
+		ix.blob = append(ix.blob, name...)
+		ix.ends = append(ix.ends, uint32(len(ix.blob)))
 		return nil
 	})
 	return ix, err
@@ -347,13 +145,6 @@ func (sn *Snapshot) eachName(fn func(name []byte, id uint32, removed bool) error
 		}
 		return fn(name, binary.BigEndian.Uint32(v), removed[string(name)])
 	})
-}
-
-// visitRef is one visit of ByName's buffer.
-type visitRef struct {
-	id      uint32
-	started int64
-	at      valueRef
 }
 
 // valueArena keeps copies of many small values in large blocks rather

@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -115,22 +117,52 @@ func TestByNameOrderAndContent(t *testing.T) {
 
 // A loaded view walks as often as asked, after its view is closed, each
 // walk the same as ByName's in the fields it asks for and empty in the
-// others.
+// others: in memory, and sorted through run files (one chunk, and a run
+// per few domains), whose Close removes them.
 func TestNameOrderEach(t *testing.T) {
 	s := openMem(t)
 	fillSmall(t, s)
 	var all []Named
 	sn, err := s.Snapshot()
 	must(t, err)
+	defer sn.Close()
 	must(t, sn.ByName(func(n *Named) error {
 		c := *n
 		c.Edges, c.Visits = slices.Clone(n.Edges), slices.Clone(n.Visits)
+		for i, v := range c.Visits {
+			c.Visits[i].Value = slices.Clone(v.Value)
+		}
 		all = append(all, c)
 		return nil
 	}))
-	no, err := sn.LoadByName()
+	for _, c := range []struct {
+		name  string
+		spill Spill
+		runs  bool
+	}{
+		{"memory", Spill{}, false},
+		{"one chunk", Spill{Dir: t.TempDir()}, false},
+		{"runs", Spill{Dir: t.TempDir(), ChunkBytes: 200}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkNameOrder(t, sn, c.spill, c.runs, all) })
+	}
+}
+
+func checkNameOrder(t *testing.T, sn *Snapshot, sp Spill, runs bool, all []Named) {
+	no, err := sn.LoadByName(sp)
 	must(t, err)
-	sn.Close()
+	if sp.Dir != "" {
+		files, _ := os.ReadDir(sp.Dir)
+		if (len(files) > 1) != runs {
+			t.Errorf("%d run files, want more than one: %v", len(files), runs)
+		}
+		defer func() {
+			must(t, no.Close())
+			if files, _ := os.ReadDir(sp.Dir); len(files) > 0 {
+				t.Errorf("Close left %d run files", len(files))
+			}
+		}()
+	}
 	if no.Len() != len(all) {
 		t.Fatalf("Len %d, ByName walks %d", no.Len(), len(all))
 	}
@@ -281,5 +313,36 @@ func TestImportMergesRecords(t *testing.T) {
 		if err := s.Import([]ImportDomain{{State: visited, Edges: edges}}); err == nil {
 			t.Error("a second record with out-edges was merged")
 		}
+	}
+}
+
+// A sorted run cut short or removed under a loaded view is an error of
+// the walk, never a shorter walk.
+func TestNameOrderDamagedRun(t *testing.T) {
+	s := openMem(t)
+	fillSmall(t, s)
+	sn, err := s.Snapshot()
+	must(t, err)
+	defer sn.Close()
+	for _, damage := range []string{"cut", "removed"} {
+		dir := t.TempDir()
+		no, err := sn.LoadByName(Spill{Dir: dir, ChunkBytes: 200})
+		must(t, err)
+		runs, _ := filepath.Glob(filepath.Join(dir, "*.run"))
+		if len(runs) < 2 {
+			t.Fatalf("%d runs", len(runs))
+		}
+		if damage == "cut" {
+			b, err := os.ReadFile(runs[0])
+			must(t, err)
+			must(t, os.WriteFile(runs[0], b[:len(b)/2], 0o644))
+		} else {
+			must(t, os.Remove(runs[0]))
+		}
+		err = no.Each(NamedAll, func(*Named) error { return nil })
+		if !errors.Is(err, errBadRun) && !errors.Is(err, errCorrupt) && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s run: walk error %v", damage, err)
+		}
+		no.Close()
 	}
 }

@@ -224,3 +224,60 @@ func BenchmarkTrimVisits(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNameOrder measures a view sorted into name order and walked
+// once with every field, as a rebuild's export does: held in memory, and
+// through runs on disk (a chunk of 1 MiB: a few dozen runs).
+//
+//	go test ./graph -run '^$' -bench NameOrder -benchtime 5x
+func BenchmarkNameOrder(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const sources = 50_000
+	for k := 0; k < sources/1000; k++ {
+		vs := make([]*data.VisitResult, 1000)
+		for i := range vs {
+			links := make([]data.Link, 10)
+			for j := range links {
+				links[j] = data.Link{Dst: fmt.Sprintf("site%d.example", rng.IntN(4*sources)), Words: []string{"news"}}
+			}
+			vs[i] = visit(fmt.Sprintf("site%d.example", rng.IntN(4*sources)), t0, data.OutcomeOK, links...)
+		}
+		if err := s.RecordVisits(vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		spill func() Spill
+	}{
+		{"memory", func() Spill { return Spill{} }},
+		{"runs", func() Spill { return Spill{Dir: b.TempDir(), ChunkBytes: 1 << 20} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var n int
+			for i := 0; i < b.N; i++ {
+				sn, err := s.Snapshot()
+				if err != nil {
+					b.Fatal(err)
+				}
+				no, err := sn.LoadByName(c.spill())
+				sn.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := no.Each(NamedAll, func(nd *Named) error { n += len(nd.Edges); return nil }); err != nil {
+					b.Fatal(err)
+				}
+				if err := no.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/float64(b.N), "edges/op")
+		})
+	}
+}

@@ -7,8 +7,10 @@
 // Run takes a view of every shard of the store (package shard) and
 // streams it through these stages, each timed in the manifest:
 //
-//	export     each shard's view read into memory in name order (as many at once
-//	           as there are cores; graph.NameOrder), and the shards' names merged
+//	export     each shard's view sorted into name order (as many at once as there
+//	           are cores; graph.NameOrder: in memory while it fits a chunk of
+//	           graph.DefaultSpillChunk, else by an external merge sort through
+//	           run files in rebuilds/.tmp-sort-*), and the shards' names merged
 //	           into the id table (Merge: a domain's id is its position in name
 //	           order, so any K gives the same snapshot). Each later pass walks
 //	           every shard in a goroutine of its own and merges the rows a part

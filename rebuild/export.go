@@ -74,7 +74,9 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 				return err
 			}
 			if !e.Nofollow {
-				words.add(e.Dst, e.Words)
+				if err := words.add(e.Dst, e.Words); err != nil {
+					return err
+				}
 			}
 		}
 		for _, v := range nd.Visits {

@@ -2,9 +2,16 @@ package rebuild
 
 import (
 	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // Link words (DESIGN.md, "link_words.parquet"): per target domain, the
@@ -35,11 +42,21 @@ const (
 // The uses are gathered in chunks, joined once when counted: a slice grown
 // by append copies the whole of it again every quarter more (it was a
 // tenth of the edges stage's CPU time at graphgen M).
+//
+// That is still 8 bytes per (edge, word) of a shard: a tally given a
+// scratch directory (spillTally) bounds it instead, writing its uses, once
+// it holds a chunk of them, as a sorted run of counted (target, word)
+// pairs, which counts merges.
 type linkWordTally struct {
 	ids   map[string]uint32
 	words []string
 	full  [][]uint64 // filled chunks of uses, before uses
 	uses  []uint64
+	held  int // uses in full and uses
+
+	spillDir  string // "": every use in memory
+	spillUses int    // the uses held before they are written as a run
+	runs      []string
 }
 
 // useChunk is the most uses a chunk holds: chunks start small and double
@@ -50,7 +67,15 @@ func newLinkWordTally() *linkWordTally {
 	return &linkWordTally{ids: map[string]uint32{}}
 }
 
-func (t *linkWordTally) add(dst uint32, words []string) {
+// spillTally is a tally that holds at most chunkBytes of uses in memory,
+// the rest in runs in dir (removed once counted).
+func spillTally(dir string, chunkBytes int) *linkWordTally {
+	t := newLinkWordTally()
+	t.spillDir, t.spillUses = dir, max(1, chunkBytes/8)
+	return t
+}
+
+func (t *linkWordTally) add(dst uint32, words []string) error {
 	for _, w := range words {
 		id, ok := t.ids[w]
 		if !ok {
@@ -65,23 +90,83 @@ func (t *linkWordTally) add(dst uint32, words []string) {
 			t.uses = make([]uint64, 0, min(max(1024, 2*cap(t.uses)), useChunk))
 		}
 		t.uses = append(t.uses, uint64(dst)<<32|uint64(id))
+		if t.held++; t.spillDir != "" && t.held >= t.spillUses {
+			if err := t.spill(); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
-// counts calls fn with each (target, word, distinct linking domains), in
-// (target, word) order, words in byte order.
-func (t *linkWordTally) counts(fn func(dst uint32, word string, n int64) error) error {
+// joined is every use held, in one slice (the chunks let go).
+func (t *linkWordTally) joined() []uint64 {
 	if len(t.full) > 0 {
-		n := len(t.uses)
-		for _, c := range t.full {
-			n += len(c)
-		}
-		all := make([]uint64, 0, n)
+		all := make([]uint64, 0, t.held)
 		for _, c := range t.full {
 			all = append(all, c...)
 		}
 		t.uses, t.full = append(all, t.uses...), nil
 	}
+	return t.uses
+}
+
+// tallyRunBlock is the S2 block of a tally's run: its reader holds about
+// two (S2's default, 1 MiB, would cost a few MiB per run merged).
+const tallyRunBlock = 128 << 10
+
+// spill writes the uses held as a run: each distinct (target, word id)
+// in order with its count, as uvarints (the key's difference from the
+// one before, the count), S2-compressed. Scratch: not synced.
+func (t *linkWordTally) spill() (err error) {
+	uses := t.joined()
+	sortUses(uses)
+	f, err := os.CreateTemp(t.spillDir, "linkwords-*.run")
+	if err != nil {
+		return fmt.Errorf("link words: %w", err)
+	}
+	t.runs = append(t.runs, f.Name())
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("link words: %w", cerr)
+		}
+	}()
+	w := s2.NewWriter(f, s2.WriterConcurrency(1), s2.WriterBlockSize(tallyRunBlock))
+	var buf []byte
+	var prev uint64
+	for i := 0; i < len(uses); {
+		j := i + 1
+		for j < len(uses) && uses[j] == uses[i] {
+			j++
+		}
+		buf = binary.AppendUvarint(buf, uses[i]-prev)
+		buf = binary.AppendUvarint(buf, uint64(j-i))
+		prev = uses[i]
+		if len(buf) >= 64<<10 {
+			if _, err := w.Write(buf); err != nil {
+				return fmt.Errorf("link words: %w", err)
+			}
+			buf = buf[:0]
+		}
+		i = j
+	}
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("link words: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("link words: %w", err)
+	}
+	t.uses, t.held = t.uses[:0], 0
+	return nil
+}
+
+// counts calls fn with each (target, word, distinct linking domains), in
+// (target, word) order, words in byte order.
+func (t *linkWordTally) counts(fn func(dst uint32, word string, n int64) error) error {
+	if len(t.runs) > 0 {
+		return t.countRuns(fn)
+	}
+	t.joined()
 	// Word ids renumbered in word order, so that the packed uses sort by
 	// (target, word).
 	order := make([]uint32, len(t.words))
@@ -183,4 +268,109 @@ func sortUses(uses []uint64) {
 	wg.Go(func() { slices.Sort(uses[:i]) })
 	slices.Sort(uses[i:])
 	wg.Wait()
+}
+
+// countRuns is counts of a tally that spilled: its runs merged (and then
+// removed), the counts of a (target, word) summed across them, each
+// target's words put in word order.
+func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) error) error {
+	defer func() {
+		for _, r := range t.runs {
+			os.Remove(r)
+		}
+		t.runs = nil
+	}()
+	if t.held > 0 {
+		if err := t.spill(); err != nil {
+			return err
+		}
+	}
+	type run struct {
+		f   *os.File
+		r   *s2.Reader
+		key uint64
+		n   uint64
+	}
+	runs := make([]*run, 0, len(t.runs))
+	defer func() {
+		for _, r := range runs {
+			r.f.Close()
+		}
+	}()
+	next := func(r *run) (bool, error) {
+		d, err := binary.ReadUvarint(r.r)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err == nil {
+			r.n, err = binary.ReadUvarint(r.r)
+		}
+		if err != nil {
+			return false, fmt.Errorf("link words: run %s: %w", r.f.Name(), err)
+		}
+		r.key += d
+		return true, nil
+	}
+	h := &kway{}
+	for _, path := range t.runs {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("link words: %w", err)
+		}
+		r := &run{f: f, r: s2.NewReader(f, s2.ReaderMaxBlockSize(tallyRunBlock))}
+		runs = append(runs, r)
+		ok, err := next(r)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.parts = append(h.parts, len(runs)-1)
+		}
+	}
+	h.less = func(a, b int) bool { return runs[a].key < runs[b].key }
+	heap.Init(h)
+	type wordCount struct {
+		word uint32
+		n    int64
+	}
+	var group []wordCount // one target's words
+	var dst uint32
+	flush := func() error {
+		slices.SortFunc(group, func(a, b wordCount) int { return cmp.Compare(t.words[a.word], t.words[b.word]) })
+		for _, g := range group {
+			if err := fn(dst, t.words[g.word], g.n); err != nil {
+				return err
+			}
+		}
+		group = group[:0]
+		return nil
+	}
+	for h.Len() > 0 {
+		key := runs[h.top()].key
+		var n int64
+		for h.Len() > 0 && runs[h.top()].key == key {
+			r := runs[h.top()]
+			n += int64(r.n)
+			ok, err := next(r)
+			if err != nil {
+				return err
+			}
+			if ok {
+				h.fix()
+			} else {
+				h.pop()
+			}
+		}
+		if len(group) > 0 && uint32(key>>32) != dst {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		dst = uint32(key >> 32)
+		if uint32(key) >= uint32(len(t.words)) {
+			return fmt.Errorf("link words: a run names word %d of %d", uint32(key), len(t.words))
+		}
+		group = append(group, wordCount{word: uint32(key), n: n})
+	}
+	return flush()
 }

@@ -3,6 +3,7 @@ package rebuild
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -55,15 +56,32 @@ func TestLinkWordTop(t *testing.T) {
 }
 
 // The tally counts uses across its chunks as one: each (target, word)
-// once, in order, with its count.
+// once, in order, with its count; so does one that spills its uses to
+// runs (and removes them once counted).
 func TestLinkWordTallyChunks(t *testing.T) {
-	tally := newLinkWordTally()
+	t.Run("memory", func(t *testing.T) { checkTallyCounts(t, newLinkWordTally()) })
+	t.Run("runs", func(t *testing.T) {
+		dir := t.TempDir()
+		tally := spillTally(dir, 800) // 100 uses a run
+		checkTallyCounts(t, tally)
+		if left, _ := os.ReadDir(dir); len(left) > 0 {
+			t.Errorf("counted, the tally left %d runs", len(left))
+		}
+	})
+}
+
+func checkTallyCounts(t *testing.T, tally *linkWordTally) {
 	want := map[string]int64{}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 5000 { // several chunks
 		dst, w := uint32(r.IntN(40)), fmt.Sprint("w", r.IntN(30))
-		tally.add(dst, []string{w})
+		if err := tally.add(dst, []string{w}); err != nil {
+			t.Fatal(err)
+		}
 		want[fmt.Sprint(dst, " ", w)]++
+	}
+	if tally.spillDir != "" && len(tally.runs) < 10 {
+		t.Errorf("%d runs, want many", len(tally.runs))
 	}
 	var prev string
 	err := tally.counts(func(dst uint32, word string, n int64) error {

@@ -1,6 +1,8 @@
 package rebuild
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,15 +12,16 @@ import (
 )
 
 // localMerge is the Merge of a store's shards read on this machine: each
-// shard's part comes straight from its view loaded in name order
-// (graph.NameOrder), the rows ExportPart would write, with no files
+// shard's part comes straight from its view sorted in name order
+// (graph.NameOrder), the rows ExportPart would write, with no part files
 // written and read back between. orders are the shards' views, in shard
 // order. The snapshot is the same as through parts (rebuild's tests
-// compare the two).
-func localMerge(orders []*graph.NameOrder) (*Merge, error) {
+// compare the two). The shards' link-word tallies spill as sp says (the
+// views' own Spill: the same directory and chunk).
+func localMerge(orders []*graph.NameOrder, sp graph.Spill) (*Merge, error) {
 	in := make([]mergeInput, len(orders))
 	for k, no := range orders {
-		in[k] = &localInput{shard: k, order: no}
+		in[k] = &localInput{shard: k, order: no, spill: sp}
 	}
 	if len(orders) == 1 {
 		// One shard's names are the store's, in order (Each checks it as
@@ -34,7 +37,7 @@ func localMerge(orders []*graph.NameOrder) (*Merge, error) {
 	return newMerge(in)
 }
 
-// localInput is one shard's part read from its loaded view. Each stream
+// localInput is one shard's part read from its sorted view. Each stream
 // is a walk of the view in a goroutine of its own that hands its rows
 // over in batches through a channel of a few (rowFeed): memory stays a
 // few batches a stream, and the walk's decoding runs on one core while
@@ -42,6 +45,7 @@ func localMerge(orders []*graph.NameOrder) (*Merge, error) {
 type localInput struct {
 	shard int
 	order *graph.NameOrder
+	spill graph.Spill // for the link-word tally
 
 	mu sync.Mutex
 	// tally is the shard's link-word counts, made by a whole walk of its
@@ -52,7 +56,7 @@ type localInput struct {
 
 func (li *localInput) String() string { return fmt.Sprintf("shard %d", li.shard) }
 
-// releaseEdges keeps of the loaded view only the states.
+// releaseEdges keeps of the sorted view only the states.
 func (li *localInput) releaseEdges() error {
 	li.mu.Lock()
 	li.tally = nil
@@ -66,6 +70,16 @@ func (li *localInput) releaseEdges() error {
 func (li *localInput) domainCount() int64 { return int64(li.order.Len()) }
 
 func (li *localInput) countSource(n int64) string { return fmt.Sprintf("its view has %d", n) }
+
+// newTally is a link-word tally for a walk of the shard's edges, spilling
+// to runs when the view does (a shard's uses are 8 bytes per followed
+// edge and word: they would grow with the store).
+func (li *localInput) newTally() *linkWordTally {
+	if li.spill.Dir == "" {
+		return newLinkWordTally()
+	}
+	return spillTally(li.spill.Dir, cmp.Or(li.spill.ChunkBytes, graph.DefaultSpillChunk))
+}
 
 func (li *localInput) names() (rowCursor[partName], error) {
 	return feed(func(emit func(partName) error) error {
@@ -86,7 +100,7 @@ func (li *localInput) domains() (rowCursor[domainRecord], error) {
 // edges are ExportPart's edge rows; the walk counts the link words too.
 func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 	return feed(func(emit func(data.PartEdgeRow) error) error {
-		words := newLinkWordTally()
+		words := li.newTally()
 		err := li.order.Each(graph.NamedEdges, func(nd *graph.Named) error {
 			i := int32(nd.Index)
 			for _, e := range nd.Edges {
@@ -96,7 +110,9 @@ func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 					return err
 				}
 				if !e.Nofollow {
-					words.add(e.Dst, e.Words)
+					if err := words.add(e.Dst, e.Words); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -110,13 +126,14 @@ func (li *localInput) edges() (rowCursor[data.PartEdgeRow], error) {
 	}), nil
 }
 
-// visits are ExportPart's visit rows: a visit's value stays the loaded
-// view's (never reused).
+// visits are ExportPart's visit rows, each value copied: the walk reuses
+// its buffer once a domain is done (a sorted run's), and the rows are read
+// a batch later.
 func (li *localInput) visits() (rowCursor[data.PartVisitRow], error) {
 	return feed(func(emit func(data.PartVisitRow) error) error {
 		return li.order.Each(graph.NamedVisits, func(nd *graph.Named) error {
 			for _, v := range nd.Visits {
-				if err := emit(data.PartVisitRow{Domain: int32(nd.Index), StartedAt: v.StartedAt.UnixNano(), Visit: v.Value}); err != nil {
+				if err := emit(data.PartVisitRow{Domain: int32(nd.Index), StartedAt: v.StartedAt.UnixNano(), Visit: bytes.Clone(v.Value)}); err != nil {
 					return err
 				}
 			}
@@ -134,11 +151,13 @@ func (li *localInput) linkWords() (rowCursor[data.PartLinkWordRow], error) {
 	li.mu.Unlock()
 	return feed(func(emit func(data.PartLinkWordRow) error) error {
 		if words == nil {
-			words = newLinkWordTally()
+			words = li.newTally()
 			err := li.order.Each(graph.NamedEdges, func(nd *graph.Named) error {
 				for _, e := range nd.Edges {
 					if !e.Nofollow {
-						words.add(e.Dst, e.Words)
+						if err := words.add(e.Dst, e.Words); err != nil {
+							return err
+						}
 					}
 				}
 				return nil

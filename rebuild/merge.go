@@ -34,8 +34,9 @@ import (
 // Memory: the id table (4 bytes per name per part that knows it), the
 // names by id (the rebuild's name table) and a few batches of rows per
 // part and stream; never the edges. A local shard's part is its view
-// loaded in memory (graph.NameOrder), kept to its states once the edges
-// are read (ReleaseEdges).
+// sorted by name (graph.NameOrder): a chunk in memory at most, kept to its
+// states once the edges are read (ReleaseEdges), or runs on disk, each
+// read through a buffer of its own.
 type Merge struct {
 	in    []mergeInput
 	ids   [][]uint32 // per part: row of its domains file → global id
@@ -129,9 +130,10 @@ func (mg *Merge) number() error {
 func (mg *Merge) NumDomains() uint32 { return mg.n }
 
 // ReleaseEdges tells the merge that its edges, visits and link words
-// will not be read again, only its domains: a local shard's loaded view
-// then lets them go (graph.NameOrder.KeepStates), most of its memory;
-// parts' files hold nothing in memory. Not while a stream is read.
+// will not be read again, only its domains: a local shard's view held in
+// memory then lets them go (graph.NameOrder.KeepStates), most of its
+// memory; runs and parts' files hold nothing in memory. Not while a
+// stream is read.
 func (mg *Merge) ReleaseEdges() error {
 	for _, in := range mg.in {
 		if r, ok := in.(interface{ releaseEdges() error }); ok {

@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,19 +69,14 @@ type Options struct {
 	// crawl nodes to pull only their shards' rows. nil: none (one
 	// machine's snapshot: its files do not change).
 	ScheduleShards *shard.Router
-	// ViaParts makes Run export each shard's view to a part file in the
-	// data directory (as a fleet's nodes do, ExportPart) and merge the
-	// parts (RunParts' way), rather than hold every shard's view in
-	// memory at once. Slower (the parts are written and read again), but
-	// its memory is one shard's view per core while exporting, then the
-	// merge's buffers and id table; by default a rebuild holds the whole
-	// store's views, about four times the store's size on disk
-	// (graphgen's L store of 8 shards: 2.5 GB on disk, 10.4 GiB loaded).
-	// The snapshot is the same either way.
-	ViaParts bool
 	// Progress, when set, is told the rows a stage has done now and then
 	// and once when the stage ends (for a progress line on a terminal).
 	Progress func(stage string, rows int64)
+
+	// sortChunk, when positive, replaces graph.DefaultSpillChunk as the
+	// chunk each shard's view is sorted by name in (tests: tiny chunks,
+	// many runs).
+	sortChunk int
 
 	// failAt makes the rebuild fail when it reaches the named stage
 	// (tests: a rebuild that fails midway must leave `current` alone).
@@ -88,7 +84,7 @@ type Options struct {
 }
 
 // Source is what a rebuild reads: one view of the whole store, by id.
-// The merge of the shards (merge.go: of their loaded views for Run, of
+// The merge of the shards (merge.go: of their sorted views for Run, of
 // their parts for RunParts) is the one the commands read: its ids are
 // dense and in name order. Tests give their own.
 type Source interface {
@@ -111,14 +107,18 @@ type Source interface {
 // be written (by a crawl) meanwhile: the views do not see it.
 //
 // Every store goes the same way, whatever its K: a view of each shard
-// (taken at once), each read into memory in name order (K at once on as
-// many cores; the views are let go then), then merged (Merge) into the
-// snapshot, each shard's rows handed to the merge as ExportPart would
-// write them but without the files (localMerge). So a store of one shard
-// and of eight give the same snapshot, and the same as RunParts over
-// the parts of the same views.
+// (taken at once), each sorted into name order (as many at once as there
+// are cores; graph.NameOrder: a view larger than a chunk of
+// graph.DefaultSpillChunk goes through sorted runs in a scratch directory
+// of the snapshot directory, removed after, so that memory stays the id
+// table and a few buffers a shard whatever the store's size; the views
+// are let go then), then merged (Merge) into the snapshot, each shard's
+// rows handed to the merge as ExportPart would write them but without the
+// part files (localMerge). So a store of one shard and of eight give the
+// same snapshot, and the same as RunParts over the parts of the same
+// views.
 func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest, error) {
-	return run(ctx, opts, func(*snapshot.Dir, string) (Source, func() error, error) {
+	return run(ctx, opts, func(dir *snapshot.Dir, _ string) (Source, func() error, error) {
 		// A table block that fails its checksum ends Badger's iterators
 		// without an error: check them all before reading, so that a
 		// damaged store fails the rebuild rather than thin its snapshot.
@@ -130,12 +130,23 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil, nil, fmt.Errorf("store snapshot: %w", err)
 		}
 		defer views.Close()
-		if opts.ViaParts {
-			return exportParts(ctx, views, opts)
+		scratch, err := dir.Scratch("sort")
+		if err != nil {
+			return nil, nil, fmt.Errorf("store snapshot: %w", err)
 		}
 		orders := make([]*graph.NameOrder, views.Shards())
+		release := func() error {
+			var first error
+			for _, no := range orders {
+				if no != nil {
+					first = cmp.Or(first, no.Close())
+				}
+			}
+			return cmp.Or(first, os.RemoveAll(scratch))
+		}
+		spill := graph.Spill{Dir: scratch, ChunkBytes: opts.sortChunk}
 		err = parallel(ctx, views.Shards(), func(i int) error {
-			no, err := views.Shard(i).LoadByName()
+			no, err := views.Shard(i).LoadByName(spill)
 			if err != nil {
 				return fmt.Errorf("reading shard %d: %w", i, err)
 			}
@@ -143,39 +154,17 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			return nil
 		})
 		if err != nil {
+			release()
 			return nil, nil, err
 		}
-		views.Close() // the loaded views hold all the rebuild reads: let the store's go
-		m, err := localMerge(orders)
+		views.Close() // the sorted views hold all the rebuild reads: let the store's go
+		m, err := localMerge(orders, spill)
 		if err != nil {
+			release()
 			return nil, nil, err
 		}
-		return m, func() error { return nil }, nil
+		return m, release, nil
 	})
-}
-
-// exportParts exports every shard of views to a part in a new directory
-// of the data directory (one shard per core at a time) and opens their
-// merge; the returned close removes the parts.
-func exportParts(ctx context.Context, views *shard.Snapshot, opts Options) (Source, func() error, error) {
-	staged, err := os.MkdirTemp(opts.DataDir, ".rebuild-parts-")
-	if err != nil {
-		return nil, nil, err
-	}
-	if opts.Logger != nil {
-		opts.Logger.Info("exporting the shards to part files to merge (--via-parts)", "dir", staged, "shards", views.Shards())
-	}
-	parts, err := exportShards(ctx, views, staged, opts.Now)
-	var m *Merge
-	if err == nil {
-		views.Close() // the parts hold all the rebuild reads: let the store's go
-		m, err = OpenMerge(parts)
-	}
-	if err != nil {
-		os.RemoveAll(staged)
-		return nil, nil, err
-	}
-	return m, func() error { return os.RemoveAll(staged) }, nil
 }
 
 // exportShards exports every shard of views to dir/shard=NN/ (PartDir),

@@ -444,7 +444,7 @@ func TestRebuildKeep(t *testing.T) {
 }
 
 // TestRebuildCleansStaleTemp: a rebuild removes what a killed one left (a
-// staged snapshot with a half-written file).
+// staged snapshot with a half-written file, the runs of its sort).
 func TestRebuildCleansStaleTemp(t *testing.T) {
 	dir := t.TempDir()
 	stale, err := snapshot.Local(dir).Stage("2026-11-30T030000Z")
@@ -452,6 +452,13 @@ func TestRebuildCleansStaleTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(stale, data.EdgesFile), []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scratch, err := snapshot.Local(dir).Scratch("sort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(scratch, "names-1.run"), []byte("half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run1(t, dir, smallGraph(), asOf)

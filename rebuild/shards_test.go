@@ -90,9 +90,12 @@ func fillWeb(t *testing.T, s *shard.Store, round int) {
 
 // snapshotHashes rebuilds from s as of at into dataDir and returns a line
 // per Parquet file: its name, SHA-256 and rows.
-func snapshotHashes(t *testing.T, s *shard.Store, dataDir string, at time.Time, viaParts ...bool) []string {
+func snapshotHashes(t *testing.T, s *shard.Store, dataDir string, at time.Time, sortChunk ...int) []string {
 	t.Helper()
-	o := Options{DataDir: dataDir, Now: at, Tiers: testTiers, ViaParts: len(viaParts) > 0 && viaParts[0]}
+	o := Options{DataDir: dataDir, Now: at, Tiers: testTiers}
+	if len(sortChunk) > 0 {
+		o.sortChunk = sortChunk[0]
+	}
 	o.Rank.Workers = 2
 	m, err := Run(t.Context(), s, o)
 	if err != nil {
@@ -126,13 +129,14 @@ func fileHashes(t *testing.T, dataDir string, m *data.Manifest) []string {
 // ranks, map and communities over): ids are assigned by name when the
 // shards' parts are merged, so they cannot depend on K. The bytes are
 // pinned in testdata/sharded-sha256.golden (-update rewrites it). So does
-// a rebuild through part files (Options.ViaParts).
+// a rebuild whose shards' views are sorted through many small runs on disk
+// (rather than one chunk in memory each, as such small stores are).
 func TestShardedSnapshotBytes(t *testing.T) {
 	var first []string
 	for _, c := range []struct {
-		k        int
-		viaParts bool
-	}{{1, false}, {3, false}, {8, false}, {3, true}} {
+		k         int
+		sortChunk int
+	}{{1, 0}, {3, 0}, {8, 0}, {3, 512}} {
 		k := c.k
 		dir := t.TempDir()
 		s, err := shard.Open(filepath.Join(dir, "store"), shard.Options{Create: true, Shards: k, Platforms: []string{"github.io"}})
@@ -140,9 +144,9 @@ func TestShardedSnapshotBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		fillWeb(t, s, 0)
-		lines := snapshotHashes(t, s, dir, asOf, c.viaParts)
+		lines := snapshotHashes(t, s, dir, asOf, c.sortChunk)
 		fillWeb(t, s, 1)
-		lines = append(lines, snapshotHashes(t, s, dir, asOf.Add(day), c.viaParts)...)
+		lines = append(lines, snapshotHashes(t, s, dir, asOf.Add(day), c.sortChunk)...)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +160,7 @@ func TestShardedSnapshotBytes(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(lines, first) {
-			t.Errorf("K=%d (through parts: %v) gives other snapshot files than K=1:\n%s\nwant\n%s", k, c.viaParts, strings.Join(lines, "\n"), strings.Join(first, "\n"))
+			t.Errorf("K=%d (sort chunk %d) gives other snapshot files than K=1:\n%s\nwant\n%s", k, c.sortChunk, strings.Join(lines, "\n"), strings.Join(first, "\n"))
 		}
 	}
 	got := strings.Join(first, "\n") + "\n"
@@ -207,9 +211,10 @@ func TestReshardKeepsSnapshot(t *testing.T) {
 	}
 }
 
-// Run reads a local store's shards straight from their views; a fleet
-// exports them as parts (ExportPart) and merges those (RunParts). Both
-// give the same snapshot files, byte for byte, for one shard and several.
+// Run reads a local store's shards straight from their views, sorted by
+// name (here through runs on disk); a fleet exports them as parts
+// (ExportPart) and merges those (RunParts). Both give the same snapshot
+// files, byte for byte, for one shard and several.
 // And a merge stream left early stops its walks and can be read again;
 // once its edges are released, only its domains.
 func TestLocalMergeMatchesParts(t *testing.T) {
@@ -235,9 +240,10 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 			if parts[i], err = ExportPart(t.Context(), views.Shard(i), filepath.Join(dir, "parts", PartDir(i)), PartInfo{Shard: i, Shards: k, AsOf: asOf}); err != nil {
 				t.Fatal(err)
 			}
-			if orders[i], err = views.Shard(i).LoadByName(); err != nil {
+			if orders[i], err = views.Shard(i).LoadByName(graph.Spill{Dir: t.TempDir(), ChunkBytes: 512}); err != nil {
 				t.Fatal(err)
 			}
+			defer orders[i].Close()
 		}
 		o := Options{DataDir: filepath.Join(dir, "parts-run"), Now: asOf, Tiers: testTiers}
 		o.Rank.Workers = 2
@@ -249,7 +255,7 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 			t.Errorf("K=%d: a rebuild over parts gives other files than a local one:\n%s\nwant\n%s", k, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 
-		local, err := localMerge(orders)
+		local, err := localMerge(orders, graph.Spill{Dir: t.TempDir(), ChunkBytes: 512})
 		if err != nil {
 			t.Fatal(err)
 		}

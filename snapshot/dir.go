@@ -120,6 +120,16 @@ func (d *Dir) Location(id, file string) string { return filepath.Join(d.root, id
 // stays valid as rebuilds move `current` (what to give DuckDB).
 func (d *Dir) CurrentPath(file string) string { return filepath.Join(d.root, CurrentName, file) }
 
+// Scratch makes rebuilds/.tmp-<name>-*, a directory for a rebuild's
+// scratch files (its sorted runs): the caller removes it when done, and
+// CleanStale removes what a killed rebuild left.
+func (d *Dir) Scratch(name string) (string, error) {
+	if err := os.MkdirAll(d.root, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(d.root, tempPrefix+name+"-")
+}
+
 // Stage makes rebuilds/.tmp-<id>-* with the umask's directory mode (so
 // that the operator's DuckDB users can read the snapshot it becomes).
 func (d *Dir) Stage(id string) (string, error) {

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mapthenet/mapthenet/crawl/control"
-	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/shard"
 	"github.com/mapthenet/mapthenet/snapshot"
@@ -161,43 +157,5 @@ func TestRebuildStageLog(t *testing.T) {
 		if !logged[s.Stage] {
 			t.Errorf("stage %s in the manifest but not logged", s.Stage)
 		}
-	}
-}
-
-// rebuild --via-parts gives the snapshot a rebuild in memory gives, and
-// leaves no part files behind.
-func TestRebuildViaParts(t *testing.T) {
-	t.Parallel()
-	digest := func(args ...string) map[string][32]byte {
-		dir := t.TempDir()
-		fillStore(t, dir)
-		args = append([]string{"rebuild", "--now", "2026-12-01T03:00:00Z", "--tiers", testTiersFlag}, args...)
-		code, _, errOut := runIn(t, dir, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
-		}
-		if parts := strings.Contains(errOut, "to part files"); parts != slices.Contains(args, "--via-parts") {
-			t.Errorf("%v: through part files %v, log:\n%s", args, parts, errOut)
-		}
-		if left, _ := filepath.Glob(filepath.Join(dir, ".rebuild-parts-*")); len(left) > 0 {
-			t.Errorf("%v left %v", args, left)
-		}
-		s, err := snapshot.Open(dir, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string][32]byte{}
-		for _, f := range []string{data.DomainsFile, data.EdgesFile, data.ScheduleFile} {
-			b, err := os.ReadFile(s.Location(f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[f] = sha256.Sum256(b)
-		}
-		return out
-	}
-	inMemory, viaParts := digest(), digest("--via-parts")
-	if !maps.Equal(inMemory, viaParts) {
-		t.Errorf("--via-parts gives other files than a rebuild in memory")
 	}
 }

@@ -35,7 +35,6 @@ type rebuildFlags struct {
 	MaxShrink    float64 `json:"max_shrink,omitempty"`
 	AcceptShrink bool    `json:"accept_shrink,omitempty"`
 	Create       bool    `json:"-"` // local only: a crawl's store exists
-	ViaParts     bool    `json:"-"` // the same snapshot, less memory (rebuild.Options.ViaParts)
 	// Snapshots is where a copy of every snapshot goes besides the data
 	// directory (--snapshots: a directory or s3://bucket/prefix).
 	Snapshots string `json:"snapshots,omitempty"`
@@ -118,7 +117,6 @@ first visits and its own discoveries follow the same table and threshold.
 	f.IntVar(&fl.MapTop, "map-top", rebuild.DefaultMapTop, "lay out this many of the best-ranked domains on the map (map_x, map_y), the other ranked beside their neighbours; 0: no map")
 	f.Float64Var(&fl.MaxShrink, "max-shrink", rebuild.DefaultMaxShrink, "snapshot guard: a snapshot with fewer than (1 - this) of the current one's domains or edges is written but not made current (exit 1); 0: the guard is off, except that an empty store never replaces a non-empty snapshot")
 	f.BoolVar(&fl.AcceptShrink, "accept-shrink", false, "make the snapshot current whatever the guard says (an empty one too)")
-	f.BoolVar(&fl.ViaParts, "via-parts", false, "export each shard to a part file in the data dir and merge the parts, rather than read the whole store into memory at once: the same snapshot, a little slower, in less memory; for a store larger on disk than about a tenth of the machine's memory (README, \"Recording and rebuilding\")")
 	f.BoolVar(&fl.Create, "create", false, "start a new store when the data dir holds none (without it, rebuild refuses: a mistyped --data-dir is not a new store)")
 	addSnapshotsFlag(f, &fl.Snapshots)
 	addFleetFlag(f, &fl.Fleet)
@@ -158,7 +156,6 @@ func rebuildOptions(ctx context.Context, dataDir string, fl rebuildFlags, now ti
 		// the default and negative is off.
 		MaxShrink:    fl.MaxShrink,
 		AcceptShrink: fl.AcceptShrink,
-		ViaParts:     fl.ViaParts,
 	}
 	if fl.MapTop == 0 {
 		opts.MapTop = -1
