@@ -157,32 +157,35 @@ func notHeld(i int) func() error {
 	return func() error { return &fleet.NotNowError{Shard: i, Err: fleet.ErrNotOwner} }
 }
 
-// Start takes shard g.Shard: its local copy is replaced by the backup its
-// last owner left when that copy is not the latest (the recorded tokens
-// differ), then fenced with g's fence, marked with g's token, given its
+// Start takes shard g.Shard: it is opened for writing, its local copy is
+// replaced by the backup its last owner left when that copy is not the
+// latest (the recorded tokens differ), then fenced with g's fence, marked with g's token, given its
 // seeds, and opened to the crawl (requests wait for Ready).
 func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	s := g.Shard
 	if s < 0 || s >= h.o.Store.Shards() {
 		return fmt.Errorf("shard %d: the local store has %d shards (the fleet's config and this data dir disagree)", s, h.o.Store.Shards())
 	}
+	// Written from now on: open for writing (a shard that a failed
+	// reopen left closed opens again here), still fenced shut.
+	if err := h.o.Store.SetWritable(s, true); err != nil {
+		return err
+	}
 	local, ok, err := h.o.Store.Shard(s).OwnerToken()
 	if err != nil {
+		h.shut(s)
 		return fmt.Errorf("shard %d: %w", s, err)
 	}
 	restored := false
 	if p := g.Previous; p != nil && p.Backup != "" && (!ok || local != p.Token) {
 		if err := h.restore(ctx, s, p); err != nil {
+			h.shut(s)
 			return err
 		}
 		restored = true
 	} else if p != nil && (!ok || local != p.Token) {
 		h.o.Logger.Warn("taking a shard whose last owner left no backup: the local copy is used", "shard", s,
 			"local_token", local, "last_owner", p.Node, "last_token", p.Token)
-	}
-	// Written from now on: open for writing, still fenced shut.
-	if err := h.o.Store.SetWritable(s, true); err != nil {
-		return err
 	}
 	// CheckHeld, not Check: the visits finished before Stop, and Stop's
 	// backup, are still written while the node gives the shard up.
