@@ -20,7 +20,10 @@ import (
 	"github.com/mapthenet/mapthenet/simweb"
 )
 
-var benchFleetSites = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: sites in the simulated web")
+var (
+	benchFleetSites  = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: sites in the simulated web")
+	benchFleetShards = flag.Int("bench-fleet-shards", fleetShards, "BenchmarkFleetCrawl: the fleet's shards (fleet init's default is 64)")
+)
 
 // BenchmarkFleetCrawl compares the CPU a page costs in fleet mode (1, 2
 // and 3 node processes, a 3-member etcd of processes) with one machine's crawl
@@ -60,7 +63,7 @@ func BenchmarkFleetCrawl(b *testing.B) {
 				b.Fatal(err)
 			}
 			resetFleet(b, etcd)
-			mustRun(b, bin, "--data-dir", filepath.Join(base, "admin"), "fleet", "init", "--fleet", etcd.URL(), "--shards", fmt.Sprint(fleetShards))
+			mustRun(b, bin, "--data-dir", filepath.Join(base, "admin"), "fleet", "init", "--fleet", etcd.URL(), "--shards", fmt.Sprint(*benchFleetShards))
 			got := benchCrawl(b, w, seeds, etcd.PIDs(), func() []*opsProc {
 				var nodes []*opsProc
 				for j := range n {

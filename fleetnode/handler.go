@@ -52,7 +52,12 @@ func BackupKey(shard int, token int64) string {
 
 // Options configure a Handler.
 type Options struct {
-	Store *shard.Store // every shard of the fleet, local copies
+	// Store has every shard of the fleet, local copies, best opened with
+	// shard.Options.ReadOnlyShards: the handler opens a shard for writing
+	// when the node takes it and read-only again when the node gives it
+	// up, so the shards the node does not hold cost no compactors,
+	// memtables or logs (Stop returns any shard it ends to read-only).
+	Store *shard.Store
 	// Seeds are the run's seed domains (normalized): each shard's are
 	// added to its store, as seeds, when the node takes it.
 	Seeds   []string
@@ -97,7 +102,8 @@ var _ fleet.Handler = (*Handler)(nil)
 
 // NewHandler makes the handler. Every shard of o.Store is fenced shut
 // until the node takes it: nothing is written to a shard this node does
-// not hold.
+// not hold (a write to one fails with the fence's error, read-only or
+// not).
 func NewHandler(o Options) *Handler {
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
@@ -151,22 +157,29 @@ func notHeld(i int) func() error {
 	return func() error { return &fleet.NotNowError{Shard: i, Err: fleet.ErrNotOwner} }
 }
 
-// Start takes shard g.Shard: its local copy is replaced by the backup its
-// last owner left when that copy is not the latest (the recorded tokens
-// differ), then fenced with g's fence, marked with g's token, given its
+// Start takes shard g.Shard: it is opened for writing, its local copy is
+// replaced by the backup its last owner left when that copy is not the
+// latest (the recorded tokens differ), then fenced with g's fence, marked with g's token, given its
 // seeds, and opened to the crawl (requests wait for Ready).
 func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	s := g.Shard
 	if s < 0 || s >= h.o.Store.Shards() {
 		return fmt.Errorf("shard %d: the local store has %d shards (the fleet's config and this data dir disagree)", s, h.o.Store.Shards())
 	}
+	// Written from now on: open for writing (a shard that a failed
+	// reopen left closed opens again here), still fenced shut.
+	if err := h.o.Store.SetWritable(s, true); err != nil {
+		return err
+	}
 	local, ok, err := h.o.Store.Shard(s).OwnerToken()
 	if err != nil {
+		h.shut(s)
 		return fmt.Errorf("shard %d: %w", s, err)
 	}
 	restored := false
 	if p := g.Previous; p != nil && p.Backup != "" && (!ok || local != p.Token) {
 		if err := h.restore(ctx, s, p); err != nil {
+			h.shut(s)
 			return err
 		}
 		restored = true
@@ -179,7 +192,7 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	h.o.Store.SetFence(s, g.Fence.CheckHeld)
 	sh := h.o.Store.Shard(s)
 	if err := sh.SetOwnerToken(g.Token); err != nil {
-		h.o.Store.SetFence(s, notHeld(s))
+		h.shut(s)
 		return fmt.Errorf("shard %d: recording the fencing token: %w", s, err)
 	}
 	h.mu.Lock()
@@ -201,7 +214,7 @@ func (h *Handler) Start(ctx context.Context, g fleet.Grant) error {
 	}
 	if len(seeds) > 0 {
 		if err := sh.AddDomains(seeds, h.o.SeedsAt, true); err != nil {
-			h.o.Store.SetFence(s, notHeld(s))
+			h.shut(s)
 			return fmt.Errorf("shard %d: adding its seeds: %w", s, err)
 		}
 	}
@@ -267,7 +280,8 @@ func (h *Handler) HoldOff(ctx context.Context, s int, domain string, until time.
 // Stop ends the crawl's work on shard: its visits in flight are
 // abandoned (their next owner makes them); when the node gives the shard
 // up cleanly, a backup of it goes to the snapshot store for the next
-// owner; then the shard is fenced shut.
+// owner; then the shard is fenced shut and closed for writing (all
+// written is in its files when Stop returns, before the node releases it).
 func (h *Handler) Stop(s int, lost bool) time.Time {
 	h.mu.Lock()
 	f, held := h.fences[s]
@@ -286,11 +300,21 @@ func (h *Handler) Stop(s int, lost bool) time.Time {
 		}
 		cancel()
 	}
-	h.o.Store.SetFence(s, notHeld(s))
+	h.shut(s)
 	h.mu.Lock()
 	delete(h.backedUp, s)
 	h.mu.Unlock()
 	return quiet
+}
+
+// shut fences shard s shut and opens it read-only again (its writable
+// store is closed: flushed and synced). A shard that could not be opened
+// read-only stays fenced shut, whatever it is open as.
+func (h *Handler) shut(s int) {
+	h.o.Store.SetFence(s, notHeld(s))
+	if err := h.o.Store.SetWritable(s, false); err != nil {
+		h.o.Logger.Warn("could not open a shard given up read-only (it stays fenced shut)", "shard", s, "err", err)
+	}
 }
 
 // setBackedUp records that shard s's latest backup holds everything up

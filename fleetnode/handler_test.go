@@ -2,14 +2,17 @@ package fleetnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/fleet/fleettest"
 	"github.com/mapthenet/mapthenet/graph"
@@ -49,7 +52,7 @@ func (p *puts) backups() []string {
 func node(t *testing.T, fake *fleettest.Fake, snaps objstore.Store) *Handler {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := shard.Open(filepath.Join(dir, "store"), shard.Options{Create: true, Shards: 2,
+	st, err := shard.Open(filepath.Join(dir, "store"), shard.Options{Create: true, Shards: 2, ReadOnlyShards: true,
 		Graph: graph.Options{NameCache: -1, RecordCache: -1}})
 	if err != nil {
 		t.Fatal(err)
@@ -133,4 +136,70 @@ func TestHandoffBacksUpOnlyAChangedShard(t *testing.T) {
 	}
 	give(a)
 	want("a handoff of the restored shard", BackupKey(s, 1), BackupKey(s, 3))
+}
+
+// A node writes only the shards it holds: the others are open read-only
+// (no compactors, memtables or logs of theirs run), a shard is writable
+// from its take to its give-up, and a write to a shard not held fails with
+// the fence's error (which the crawl drops), not graph.ErrReadOnly (which
+// stops it).
+func TestOnlyHeldShardsAreWritable(t *testing.T) {
+	ctx := context.Background()
+	snaps, err := objstore.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fleettest.New(nil, 0)
+	h := node(t, fake, snaps)
+	st := h.o.Store
+	writable := func() []int {
+		var out []int
+		for i := range st.Shards() {
+			if st.Writable(i) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	name := func(s int) string {
+		for n := 0; ; n++ {
+			if d := fmt.Sprintf("site%d.example", n); st.ShardOf(d) == s {
+				return d
+			}
+		}
+	}
+	visit := func(s int) error {
+		at := time.Date(2026, 12, 4, 20, 0, 0, 0, time.UTC)
+		return st.RecordShard(s, []*data.VisitResult{{Domain: name(s), StartedAt: at, FinishedAt: at.Add(time.Second),
+			RobotsReadAt: at, RobotsStatus: 404, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 1, Complete: true}})
+	}
+	notHeld := func(step string, s int) {
+		t.Helper()
+		if err := visit(s); !errors.Is(err, graph.ErrFenced) || !errors.Is(err, fleet.ErrNotOwner) {
+			t.Errorf("%s: a visit of shard %d, not held: %v, want graph.ErrFenced wrapping fleet.ErrNotOwner", step, s, err)
+		}
+	}
+	if w := writable(); len(w) != 0 {
+		t.Errorf("shards %v writable before the node took any", w)
+	}
+	notHeld("before a take", 0)
+	if _, err := fake.Grant(ctx, h, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if w := writable(); !slices.Equal(w, []int{1}) {
+		t.Errorf("writable shards %v while the node holds shard 1", w)
+	}
+	notHeld("while holding shard 1", 0)
+	if err := visit(1); err != nil {
+		t.Errorf("a visit of the held shard: %v", err)
+	}
+	h.Stop(1, false)
+	fake.Take(h, 1, true)
+	if w := writable(); len(w) != 0 {
+		t.Errorf("shards %v writable after the node gave its shard up", w)
+	}
+	notHeld("after the give-up", 1)
+	if got, found, err := st.Domain(name(1)); err != nil || !found || !got.Visited() {
+		t.Errorf("the held shard's visit, read-only after the give-up: found %v, %v", found, err)
+	}
 }

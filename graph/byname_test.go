@@ -287,6 +287,39 @@ func TestFence(t *testing.T) {
 	must(t, s.RecordVisit(visit("c.test", t0, data.OutcomeOK)))
 }
 
+// A read-only or closed store whose fence refuses refuses a write with the
+// fence's error, not ErrReadOnly or ErrClosed: a fleet node keeps the
+// shards it does not hold open read-only, and the crawl drops a write the
+// fence refused (the shard's owner makes the visit) where it stops on a
+// store that cannot write.
+func TestFenceBeforeReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	must(t, openDir(t, dir).Close())
+	ro, err := Open(dir, Options{ReadOnly: true})
+	must(t, err)
+	closed := openDir(t, t.TempDir())
+	must(t, closed.Close())
+	lost := errors.New("shard 3 is not held")
+	for name, s := range map[string]*Store{"read-only": ro, "closed": closed} {
+		s.SetFence(func() error { return lost })
+		for op, err := range map[string]error{
+			"visits":  s.RecordVisit(visit("c.test", t0, data.OutcomeOK)),
+			"domains": s.AddDomains([]string{"e.test"}, t0, true),
+			"meta":    s.SetOwnerToken(7),
+		} {
+			if !errors.Is(err, ErrFenced) || !errors.Is(err, lost) {
+				t.Errorf("%s store, %s under a refusing fence: %v, want ErrFenced wrapping the fence's error", name, op, err)
+			}
+		}
+		s.SetFence(func() error { return nil })
+		want := map[string]error{"read-only": ErrReadOnly, "closed": ErrClosed}[name]
+		if err := s.AddDomains([]string{"e.test"}, t0, true); !errors.Is(err, want) {
+			t.Errorf("%s store under a passing fence: %v, want %v", name, err, want)
+		}
+	}
+	must(t, ro.Close())
+}
+
 // Two records of one name (a domain's own and a reference to it, from two
 // shards) import as the rebuild merges them, in either order.
 func TestImportMergesRecords(t *testing.T) {

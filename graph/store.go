@@ -391,16 +391,24 @@ func (s *Store) lockWrite() error {
 }
 
 // lockOpen takes the writer mutex, refusing on a closed or read-only
-// store; a pipelined batch may still be committing.
+// store; a pipelined batch may still be committing. A store whose fence
+// refuses is refused with the fence's error first: a fleet node keeps the
+// shards it does not hold open read-only (package shard), and a write to
+// one of them is a write to a shard not held (ErrFenced, which the crawl
+// drops and makes again where the shard is held), not a broken store.
 func (s *Store) lockOpen() error {
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	if s.closed || s.ro {
+		err := s.checkFence()
+		switch {
+		case err != nil:
+		case s.closed:
+			err = ErrClosed
+		default:
+			err = ErrReadOnly
+		}
 		s.mu.Unlock()
-		return ErrClosed
-	case s.ro:
-		s.mu.Unlock()
-		return ErrReadOnly
+		return err
 	}
 	if err := s.checkSpace(); err != nil {
 		s.mu.Unlock()
@@ -603,6 +611,9 @@ func (b badgerLogger) Errorf(f string, a ...any) {
 func (b badgerLogger) Warningf(f string, a ...any) { b.emit(slog.LevelWarn, f, a...) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.emit(slog.LevelDebug, f, a...) }
 func (b badgerLogger) Debugf(f string, a ...any)   { b.emit(slog.LevelDebug, f, a...) }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.ro }
 
 // Dir is the store's directory ("" in memory).
 func (s *Store) Dir() string { return s.dir }

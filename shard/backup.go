@@ -24,12 +24,16 @@ import (
 // once when Backup starts; across shards they may differ by the visits
 // committed in those few milliseconds, which no visit spans (a visit
 // writes one shard). The streams are staged in tmpDir (a tar entry needs
-// its size first), in parallel, and removed after.
+// its size first), in parallel, and removed after. A shard open
+// read-only (Options.ReadOnlyShards) is backed up as it is on disk.
 func (s *Store) Backup(w io.Writer, tmpDir string) error {
 	if s.plain {
 		_, err := s.shards[0].Backup(w)
 		return err
 	}
+	// No shard is swapped (SetWritable, ReplaceShard) while its stream is
+	// read: the swap would close the store under it.
+	s.swap.RLock()
 	files := make([]*os.File, len(s.shards))
 	defer func() {
 		for _, f := range files {
@@ -63,6 +67,7 @@ func (s *Store) Backup(w io.Writer, tmpDir string) error {
 	for range s.shards {
 		<-done
 	}
+	s.swap.RUnlock()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -274,7 +279,9 @@ func Verify(dir string, log *slog.Logger) (*graph.VerifyReport, error) {
 // snapshot store). The backup is restored beside the shard and checked to
 // be shard i of this store before it takes the shard's place; the old
 // copy is removed only then. On an error the old copy stays (reopened).
-// The crawl's calls on the store wait while the shard is swapped.
+// The new copy is opened as the old one was (for writing or read-only,
+// SetWritable), with the shard's fence. The crawl's calls on the store
+// wait while the shard is swapped.
 func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 	if s.plain {
 		return fmt.Errorf("%w: %s is a store of one shard in the old layout", ErrLayout, s.dir)
@@ -305,7 +312,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 	old := filepath.Join(s.dir, ".replaced-"+ShardDir(i))
 	os.RemoveAll(old)
 	reopenOld := func(cause error) error {
-		if st, err := openShard(s.dir, l, i, s.gopts); err == nil {
+		if st, err := s.openLocked(l, i, s.writable[i]); err == nil {
 			s.shards[i] = st
 		} else {
 			cause = fmt.Errorf("%w; and reopening the old copy: %w", cause, err)
@@ -320,7 +327,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 		os.Rename(old, sdir)
 		return reopenOld(err)
 	}
-	st, err := openShard(s.dir, l, i, s.gopts)
+	st, err := s.openLocked(l, i, s.writable[i])
 	if err != nil {
 		os.RemoveAll(sdir)
 		os.Rename(old, sdir)

@@ -94,8 +94,10 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 		return err
 	}
 	ownerPath := filepath.Join(a.DataDir, control.StoreOwnerName)
+	// Read-only but for the shards the node takes (the handler opens
+	// those for writing): the others cost no compactors or memtables.
 	store, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: log, NameCache: nameCache(fl.NameCache)},
-		Create: true, Shards: cfg.Shards, Platforms: platformSuffixes(opts.Platforms)})
+		Create: true, Shards: cfg.Shards, Platforms: platformSuffixes(opts.Platforms), ReadOnlyShards: true})
 	if err != nil {
 		if errors.Is(err, graph.ErrLocked) {
 			return busyError{fmt.Errorf("data dir %s is in use by %s", a.DataDir, control.ReadOwner(ownerPath))}
