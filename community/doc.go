@@ -17,8 +17,11 @@
 // move.go) sweeps them in that order, revisiting only nodes whose
 // neighbours moved, with fixed tie-breaking; big levels are swept in
 // batches whose costly part (reading every neighbour's community) the
-// workers share, with the result of a sequential sweep. The result
-// depends on the graph only, never on the number of workers.
+// workers share, with the result of a sequential sweep. Optionally
+// (Params.RefineSweeps), after the last aggregation the levels are
+// refined from the top down: each starts from the communities found above
+// it and its nodes move again. The result depends on the graph only,
+// never on the number of workers.
 //
 // Time, graphgen's M graph (1M domains, 10M followed edges), on two cores
 // shared with other work: see BenchmarkDetect and `go run ./bench -size M
