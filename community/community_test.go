@@ -162,7 +162,7 @@ func TestDeterministic(t *testing.T) {
 	}{{1, 1 << 16}, {2, 1 << 16}, {2, 64}, {3, 1000}, {8, 1}, {8, 1 << 16}} {
 		t.Run(fmt.Sprintf("workers %d, batches of %d", c.workers, c.batch), func(t *testing.T) {
 			batched(t, c.batch)
-			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers})
+			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers, MoveWorkers: c.workers})
 			if !slices.Equal(res.Community, want.Community) || res.Modularity != want.Modularity {
 				t.Errorf("different communities (modularity %v, one at a time %v)", res.Modularity, want.Modularity)
 			}
@@ -187,7 +187,7 @@ func TestRefine(t *testing.T) {
 	}{{2, 1 << 16}, {2, 64}, {3, 1000}} {
 		t.Run(fmt.Sprintf("workers %d, batches of %d", c.workers, c.batch), func(t *testing.T) {
 			batched(t, c.batch)
-			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers, MaxSweeps: 1, RefineSweeps: 1})
+			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers, MoveWorkers: c.workers, MaxSweeps: 1, RefineSweeps: 1})
 			if !slices.Equal(res.Community, want.Community) || res.Modularity != want.Modularity {
 				t.Errorf("different communities (modularity %v, one at a time %v)", res.Modularity, want.Modularity)
 			}

@@ -24,8 +24,8 @@ import (
 // 2.1 to 2.8 times the CPU time on graphgen's M graph, for a modularity of
 // 0.163 (now 0.166).
 //
-// Big levels are swept in batches of consecutive nodes with the same
-// result as one node at a time: the workers gather, in parallel, each
+// With Params.MoveWorkers above 1, big levels are swept in batches of
+// consecutive nodes with the same result as one node at a time: the workers gather, in parallel, each
 // active node's weight to every neighbouring community and its best move
 // against the communities as they stand (the costly part: a random read
 // per edge); meanwhile the moves are applied one node at a time, in order,
@@ -77,8 +77,8 @@ func (g *graph) localMove(ctx context.Context, p Params, maxSweeps int, init []i
 			m.active.set(i)
 		}
 	}
-	if p.Workers > 1 && n >= parallelMin {
-		err = m.batched(ctx, p.Workers)
+	if p.MoveWorkers > 1 && n >= parallelMin {
+		err = m.batched(ctx, p.MoveWorkers)
 	} else {
 		err = m.sequential(ctx)
 	}
