@@ -162,7 +162,32 @@ func TestDeterministic(t *testing.T) {
 	}{{1, 1 << 16}, {2, 1 << 16}, {2, 64}, {3, 1000}, {8, 1}, {8, 1 << 16}} {
 		t.Run(fmt.Sprintf("workers %d, batches of %d", c.workers, c.batch), func(t *testing.T) {
 			batched(t, c.batch)
-			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers})
+			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers, MoveWorkers: c.workers})
+			if !slices.Equal(res.Community, want.Community) || res.Modularity != want.Modularity {
+				t.Errorf("different communities (modularity %v, one at a time %v)", res.Modularity, want.Modularity)
+			}
+		})
+	}
+}
+
+// TestRefine: refinement (Params.RefineSweeps) does not lower the
+// modularity, here raises it after a level-0 stop at one sweep, and gives
+// the same communities for any number of workers and any batch size
+// (refinement starts local moving from communities, not single nodes).
+func TestRefine(t *testing.T) {
+	g := newSBM(3, 20_000, 100, 4, 4)
+	plain := detect(t, g.n, g.src, g.dst, Params{Workers: 1, MaxSweeps: 1})
+	want := detect(t, g.n, g.src, g.dst, Params{Workers: 1, MaxSweeps: 1, RefineSweeps: 1})
+	t.Logf("modularity %.4f, refined %.4f", plain.Modularity, want.Modularity)
+	if want.Modularity < plain.Modularity+0.01 { // 0.375 to 0.485 when written
+		t.Errorf("refined modularity %v, not clearly above %v", want.Modularity, plain.Modularity)
+	}
+	for _, c := range []struct {
+		workers, batch int
+	}{{2, 1 << 16}, {2, 64}, {3, 1000}} {
+		t.Run(fmt.Sprintf("workers %d, batches of %d", c.workers, c.batch), func(t *testing.T) {
+			batched(t, c.batch)
+			res := detect(t, g.n, g.src, g.dst, Params{Workers: c.workers, MoveWorkers: c.workers, MaxSweeps: 1, RefineSweeps: 1})
 			if !slices.Equal(res.Community, want.Community) || res.Modularity != want.Modularity {
 				t.Errorf("different communities (modularity %v, one at a time %v)", res.Modularity, want.Modularity)
 			}

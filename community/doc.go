@@ -15,10 +15,14 @@
 // and a pair linking both ways weighs twice as much as a one-way link.
 // Its nodes are renumbered by degree, highest first. Local moving (see
 // move.go) sweeps them in that order, revisiting only nodes whose
-// neighbours moved, with fixed tie-breaking; big levels are swept in
-// batches whose costly part (reading every neighbour's community) the
-// workers share, with the result of a sequential sweep. The result
-// depends on the graph only, never on the number of workers.
+// neighbours moved, with fixed tie-breaking; with Params.MoveWorkers
+// above 1, big levels are swept in batches whose costly part (reading
+// every neighbour's community) the workers share, with the result of a
+// sequential sweep. Optionally
+// (Params.RefineSweeps), after the last aggregation the levels are
+// refined from the top down: each starts from the communities found above
+// it and its nodes move again. The result depends on the graph only,
+// never on the number of workers.
 //
 // Time, graphgen's M graph (1M domains, 10M followed edges), on two cores
 // shared with other work: see BenchmarkDetect and `go run ./bench -size M

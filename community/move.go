@@ -24,8 +24,8 @@ import (
 // 2.1 to 2.8 times the CPU time on graphgen's M graph, for a modularity of
 // 0.163 (now 0.166).
 //
-// Big levels are swept in batches of consecutive nodes with the same
-// result as one node at a time: the workers gather, in parallel, each
+// With Params.MoveWorkers above 1, big levels are swept in batches of
+// consecutive nodes with the same result as one node at a time: the workers gather, in parallel, each
 // active node's weight to every neighbouring community and its best move
 // against the communities as they stand (the costly part: a random read
 // per edge); meanwhile the moves are applied one node at a time, in order,
@@ -58,21 +58,27 @@ type mover struct {
 	moved  bool // some node moved
 }
 
-// localMove runs local moving on g: each node's community (a node index of
-// g), whether any node moved, and the visits in units of g.n, rounded up.
-func (g *graph) localMove(ctx context.Context, p Params) (comm []int32, moved bool, sweeps int, err error) {
+// localMove runs local moving on g, at most maxSweeps × g.n visits, from
+// the communities init (init[i]: a node of g; nil: each node its own): each
+// node's community (a node of g), whether any node moved, and the visits
+// in units of g.n, rounded up.
+func (g *graph) localMove(ctx context.Context, p Params, maxSweeps int, init []int32) (comm []int32, moved bool, sweeps int, err error) {
 	n := g.n
 	m := &mover{g: g, comm: make([]int32, n), tot: make([]uint32, n), active: make(bitset, (n+63)/64),
-		gamma: p.Resolution / g.m2, limit: p.MaxSweeps * n}
+		gamma: p.Resolution / g.m2, limit: maxSweeps * n}
 	for i := range n {
-		m.comm[i] = int32(i)
-		m.tot[i] = g.k[i]
+		c := int32(i)
+		if init != nil {
+			c = init[i]
+		}
+		m.comm[i] = c
+		m.tot[c] += g.k[i]
 		if g.k[i] > 0 {
 			m.active.set(i)
 		}
 	}
-	if p.Workers > 1 && n >= parallelMin {
-		err = m.batched(ctx, p.Workers)
+	if p.MoveWorkers > 1 && n >= parallelMin {
+		err = m.batched(ctx, p.MoveWorkers)
 	} else {
 		err = m.sequential(ctx)
 	}
