@@ -4,6 +4,8 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+
+	"github.com/mapthenet/mapthenet/graph"
 )
 
 // DefaultMemoryLimit is the soft memory limit a crawl runs under when the
@@ -18,13 +20,32 @@ import (
 // soft limit makes the collector work harder only near it.
 const DefaultMemoryLimit = 768 << 20
 
-// boundHeap sets DefaultMemoryLimit unless GOMEMLIMIT or GOGC is set in
-// the environment or a limit is set already (the operator's choice wins),
-// and returns what restores the previous one.
-func boundHeap() (restore func()) {
+// heapFloorer is a store that says how much heap it holds however idle
+// (*shard.Store: graph.HeapFloor for each shard).
+type heapFloorer interface{ HeapFloor() int64 }
+
+// memoryLimit is the soft memory limit a crawl of store runs under:
+// DefaultMemoryLimit, which was set for one store of the default options,
+// raised by what store holds beyond such a store. Without that, a store
+// of many shards (64 memtable arenas of 20 MiB, and their caches) holds
+// more than the limit before the crawl does anything, and the collector
+// runs without pause: a fleet node of 64 shards spent most of its CPU
+// in it (BenchmarkFleetCrawl -bench-fleet-shards 64).
+func memoryLimit(store any) int64 {
+	limit := int64(DefaultMemoryLimit)
+	if f, ok := store.(heapFloorer); ok {
+		limit += max(0, f.HeapFloor()-graph.HeapFloor(graph.Options{}))
+	}
+	return limit
+}
+
+// boundHeap sets the soft memory limit (memoryLimit) unless GOMEMLIMIT or
+// GOGC is set in the environment or a limit is set already (the
+// operator's choice wins), and returns what restores the previous one.
+func boundHeap(limit int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(DefaultMemoryLimit)
+	prev := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(prev) }
 }

@@ -617,3 +617,34 @@ func (s *Store) ReadOnly() bool { return s.ro }
 
 // Dir is the store's directory ("" in memory).
 func (s *Store) Dir() string { return s.dir }
+
+// badgerBlockCache is Badger's default block cache (its
+// DefaultOptions), which Open keeps unless BlockCacheSize is set.
+const badgerBlockCache = 256 << 20
+
+// HeapFloor is the Go heap a writable store of these options may hold
+// however little it does: Badger's memtable arena (allocated whole when
+// the memtable is made: MemTableSize plus room for one largest batch,
+// 15% of it, and that batch's nodes, about as much again) and the caps
+// of the record and block caches, which fill as the store is used. A
+// program that bounds its heap (crawl's soft memory limit) must leave
+// room for it: a store of 64 shards holds 64 arenas and 128 caches.
+func HeapFloor(o Options) int64 {
+	mt := o.MemTableSize
+	if mt <= 0 {
+		mt = 64 << 20
+	}
+	floor := mt + 2*(mt*15/100)
+	switch {
+	case o.RecordCache == 0:
+		floor += DefaultRecordCache
+	case o.RecordCache > 0:
+		floor += int64(o.RecordCache)
+	}
+	if o.BlockCacheSize > 0 {
+		floor += o.BlockCacheSize
+	} else {
+		floor += badgerBlockCache
+	}
+	return floor
+}

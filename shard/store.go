@@ -263,6 +263,14 @@ func ShareOptions(o graph.Options, k int) graph.Options {
 	return o
 }
 
+// HeapFloor is the Go heap the store's shards may hold however little
+// they do (graph.HeapFloor), counted as if every shard were writable: a
+// fleet node opens the shards it does not hold read-only, but may come
+// to hold them all.
+func (s *Store) HeapFloor() int64 {
+	return int64(len(s.shards)) * graph.HeapFloor(s.gopts)
+}
+
 // holdsStore reports whether dir exists and holds anything.
 func holdsStore(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
