@@ -4,7 +4,9 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/mapthenet/mapthenet/graph"
 )
 
@@ -26,7 +28,7 @@ type heapFloorer interface{ HeapFloor() int64 }
 
 // memoryLimit is the soft memory limit a crawl of store runs under:
 // DefaultMemoryLimit, which was set for one store of the default options,
-// raised by what store holds beyond such a store. Without that, a store
+// raised by what store's writable shards hold beyond such a store. Without that, a store
 // of many shards (64 memtable arenas of 20 MiB, and their caches) holds
 // more than the limit before the crawl does anything, and the collector
 // runs without pause: a fleet node of 64 shards spent most of its CPU
@@ -39,13 +41,39 @@ func memoryLimit(store any) int64 {
 	return limit
 }
 
-// boundHeap sets the soft memory limit (memoryLimit) unless GOMEMLIMIT or
-// GOGC is set in the environment or a limit is set already (the
-// operator's choice wins), and returns what restores the previous one.
-func boundHeap(limit int64) (restore func()) {
+// heapRecheck is how often a crawl's soft memory limit follows its
+// store's floor (a fleet node opens shards for writing as it takes them).
+const heapRecheck = 10 * time.Second
+
+// boundHeap sets the soft memory limit (memoryLimit of store, rechecked
+// every heapRecheck of clock) unless GOMEMLIMIT or GOGC is set in the
+// environment or a limit is set already (the operator's choice wins), and
+// returns what restores the previous one.
+func boundHeap(store any, clock clockwork.Clock) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(prev) }
+	prev := debug.SetMemoryLimit(memoryLimit(store))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, ok := store.(heapFloorer); !ok {
+			return
+		}
+		t := clock.NewTicker(heapRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.Chan():
+				debug.SetMemoryLimit(memoryLimit(store))
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		debug.SetMemoryLimit(prev)
+	}
 }

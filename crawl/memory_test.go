@@ -1,25 +1,32 @@
 package crawl
 
 import (
+	"math"
+	"os"
+	"runtime/debug"
 	"testing"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/shard"
 )
 
-// The soft memory limit leaves room for what a store of many shards holds
-// before the crawl does anything: one shard gets the default limit, 64
-// shards (64 memtable arenas and their caches) get more, by their floors.
+// The soft memory limit leaves room for what the writable shards of a
+// store hold before the crawl does anything: one shard or four get the
+// default limit, 64 writable shards (64 memtable arenas and their caches)
+// more, by their floor; read-only shards count nothing.
 func TestMemoryLimitCountsTheStoresFloor(t *testing.T) {
 	base := graph.HeapFloor(graph.Options{})
 	if want := int64(64<<20) + 2*(64<<20*15/100) + graph.DefaultRecordCache + 256<<20; base != want {
 		t.Fatalf("HeapFloor(default) = %d, want %d", base, want)
 	}
 	for _, tc := range []struct {
-		shards int
-		more   bool
-	}{{1, false}, {4, false}, {64, true}} {
-		st, err := shard.Open(t.TempDir(), shard.Options{Create: true, Shards: tc.shards, ReadOnlyShards: tc.shards == 64})
+		shards   int
+		readOnly bool
+		more     bool
+	}{{1, false, false}, {4, false, false}, {64, false, true}, {64, true, false}} {
+		st, err := shard.Open(t.TempDir(), shard.Options{Create: true, Shards: tc.shards, ReadOnlyShards: tc.readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,17 +35,60 @@ func TestMemoryLimitCountsTheStoresFloor(t *testing.T) {
 		st.Close()
 		want := int64(DefaultMemoryLimit) + max(0, floor-base)
 		if limit != want {
-			t.Errorf("%d shards: limit %d MiB, want %d MiB", tc.shards, limit>>20, want>>20)
+			t.Errorf("%d shards (read-only %v): limit %d MiB, want %d MiB", tc.shards, tc.readOnly, limit>>20, want>>20)
 		}
 		if got := limit > DefaultMemoryLimit; got != tc.more {
-			t.Errorf("%d shards (floor %d MiB): limit %d MiB above the default: %v, want %v", tc.shards, floor>>20, limit>>20, got, tc.more)
+			t.Errorf("%d shards (read-only %v, floor %d MiB): limit %d MiB above the default: %v, want %v",
+				tc.shards, tc.readOnly, floor>>20, limit>>20, got, tc.more)
 		}
 		// 64 shards of 16 MiB memtables and 16 MiB caches: about 3.3 GiB.
-		if tc.shards == 64 && limit < 3<<30 {
-			t.Errorf("64 shards: limit %d MiB, want room for 64 arenas and caches (over 3 GiB)", limit>>20)
+		if tc.more && limit < 3<<30 {
+			t.Errorf("64 writable shards: limit %d MiB, want room for 64 arenas and caches (over 3 GiB)", limit>>20)
 		}
 	}
 	if got := memoryLimit(struct{}{}); got != DefaultMemoryLimit {
 		t.Errorf("a store that says nothing of its floor: %d, want the default", got)
+	}
+}
+
+// The limit follows the shards a fleet node opens for writing as it takes
+// them, and the previous limit is back when the crawl ends.
+func TestBoundHeapFollowsWritableShards(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT is set: the crawl leaves the operator's limit alone, so there is nothing to follow")
+	}
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("a memory limit is set already: the crawl leaves it alone")
+	}
+	st, err := shard.Open(t.TempDir(), shard.Options{Create: true, Shards: 64, ReadOnlyShards: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := clockwork.NewFakeClock()
+	restore := boundHeap(st, clock)
+	if got := debug.SetMemoryLimit(-1); got != DefaultMemoryLimit {
+		t.Errorf("no shard writable: limit %d MiB, want the default", got>>20)
+	}
+	for i := range 40 {
+		if err := st.SetWritable(i, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := memoryLimit(st)
+	if want <= DefaultMemoryLimit {
+		t.Fatalf("40 writable shards: memoryLimit %d MiB, want more than the default", want>>20)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for debug.SetMemoryLimit(-1) != want && time.Now().Before(deadline) {
+		clock.Advance(heapRecheck)
+		time.Sleep(time.Millisecond) // the recheck runs on its own goroutine
+	}
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Errorf("40 writable shards: limit %d MiB, want %d MiB", got>>20, want>>20)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("after the crawl: limit %d, want none", got)
 	}
 }

@@ -82,7 +82,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
-	defer boundHeap(memoryLimit(store))()
+	defer boundHeap(store, o.Clock)()
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {

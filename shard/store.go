@@ -263,12 +263,20 @@ func ShareOptions(o graph.Options, k int) graph.Options {
 	return o
 }
 
-// HeapFloor is the Go heap the store's shards may hold however little
-// they do (graph.HeapFloor), counted as if every shard were writable: a
-// fleet node opens the shards it does not hold read-only, but may come
-// to hold them all.
+// HeapFloor is the Go heap the shards open for writing may hold however
+// little they do (graph.HeapFloor each; a read-only shard runs no
+// memtable and fills no record cache). It changes as a fleet node takes
+// and gives up shards (SetWritable).
 func (s *Store) HeapFloor() int64 {
-	return int64(len(s.shards)) * graph.HeapFloor(s.gopts)
+	s.swap.RLock()
+	defer s.swap.RUnlock()
+	n := 0
+	for _, w := range s.writable {
+		if w {
+			n++
+		}
+	}
+	return int64(n) * graph.HeapFloor(s.gopts)
 }
 
 // holdsStore reports whether dir exists and holds anything.
