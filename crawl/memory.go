@@ -22,27 +22,29 @@ import (
 // soft limit makes the collector work harder only near it.
 const DefaultMemoryLimit = 768 << 20
 
-// heapFloorer is a store that says how much heap it holds however idle
-// (*shard.Store: graph.HeapFloor for each shard).
-type heapFloorer interface{ HeapFloor() int64 }
+// heapHolder is a store that says how much heap it holds for itself
+// (*shard.Store: graph.Store.HeapHeld of each shard).
+type heapHolder interface{ HeapHeld() int64 }
 
 // memoryLimit is the soft memory limit a crawl of store runs under:
 // DefaultMemoryLimit, which was set for one store of the default options,
-// raised by what store's writable shards hold beyond such a store. Without that, a store
+// raised by what store's shards hold now beyond the most such a store
+// holds (graph.HeapFloor). Without that, a store
 // of many shards (64 memtable arenas of 20 MiB, and their caches) holds
 // more than the limit before the crawl does anything, and the collector
 // runs without pause: a fleet node of 64 shards spent most of its CPU
 // in it (BenchmarkFleetCrawl -bench-fleet-shards 64).
 func memoryLimit(store any) int64 {
 	limit := int64(DefaultMemoryLimit)
-	if f, ok := store.(heapFloorer); ok {
-		limit += max(0, f.HeapFloor()-graph.HeapFloor(graph.Options{}))
+	if h, ok := store.(heapHolder); ok {
+		limit += max(0, h.HeapHeld()-graph.HeapFloor(graph.Options{}))
 	}
 	return limit
 }
 
-// heapRecheck is how often a crawl's soft memory limit follows its
-// store's floor (a fleet node opens shards for writing as it takes them).
+// heapRecheck is how often a crawl's soft memory limit follows what its
+// store holds (a fleet node opens shards for writing as it takes them,
+// caches fill).
 const heapRecheck = 10 * time.Second
 
 // boundHeap sets the soft memory limit (memoryLimit of store, rechecked
@@ -57,7 +59,7 @@ func boundHeap(store any, clock clockwork.Clock) (restore func()) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, ok := store.(heapFloorer); !ok {
+		if _, ok := store.(heapHolder); !ok {
 			return
 		}
 		t := clock.NewTicker(heapRecheck)

@@ -12,11 +12,11 @@ import (
 	"github.com/mapthenet/mapthenet/shard"
 )
 
-// The soft memory limit leaves room for what the writable shards of a
-// store hold before the crawl does anything: one shard or four get the
-// default limit, 64 writable shards (64 memtable arenas and their caches)
-// more, by their floor; read-only shards count nothing.
-func TestMemoryLimitCountsTheStoresFloor(t *testing.T) {
+// The soft memory limit leaves room for what the shards of a store hold
+// for themselves: one shard or four get the default limit, 64 writable
+// shards (64 memtable arenas of 20.8 MiB) more, by what they hold beyond
+// a default store's most; read-only shards hold no arena.
+func TestMemoryLimitCountsWhatTheStoreHolds(t *testing.T) {
 	base := graph.HeapFloor(graph.Options{})
 	if want := int64(64<<20) + 2*(64<<20*15/100) + graph.DefaultRecordCache + 256<<20; base != want {
 		t.Fatalf("HeapFloor(default) = %d, want %d", base, want)
@@ -30,24 +30,24 @@ func TestMemoryLimitCountsTheStoresFloor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		floor := st.HeapFloor()
+		held := st.HeapHeld()
 		limit := memoryLimit(st)
 		st.Close()
-		want := int64(DefaultMemoryLimit) + max(0, floor-base)
+		want := int64(DefaultMemoryLimit) + max(0, held-base)
 		if limit != want {
 			t.Errorf("%d shards (read-only %v): limit %d MiB, want %d MiB", tc.shards, tc.readOnly, limit>>20, want>>20)
 		}
 		if got := limit > DefaultMemoryLimit; got != tc.more {
-			t.Errorf("%d shards (read-only %v, floor %d MiB): limit %d MiB above the default: %v, want %v",
-				tc.shards, tc.readOnly, floor>>20, limit>>20, got, tc.more)
+			t.Errorf("%d shards (read-only %v, holding %d MiB): limit %d MiB above the default: %v, want %v",
+				tc.shards, tc.readOnly, held>>20, limit>>20, got, tc.more)
 		}
-		// 64 shards of 16 MiB memtables and 16 MiB caches: about 3.3 GiB.
-		if tc.more && limit < 3<<30 {
-			t.Errorf("64 writable shards: limit %d MiB, want room for 64 arenas and caches (over 3 GiB)", limit>>20)
+		// 64 arenas of 16 MiB memtables: 1.3 GiB.
+		if tc.more && held < 64*(16<<20) {
+			t.Errorf("64 writable shards hold %d MiB, want at least their 64 memtables", held>>20)
 		}
 	}
 	if got := memoryLimit(struct{}{}); got != DefaultMemoryLimit {
-		t.Errorf("a store that says nothing of its floor: %d, want the default", got)
+		t.Errorf("a store that says nothing of its heap: %d, want the default", got)
 	}
 }
 

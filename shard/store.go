@@ -263,20 +263,18 @@ func ShareOptions(o graph.Options, k int) graph.Options {
 	return o
 }
 
-// HeapFloor is the Go heap the shards open for writing may hold however
-// little they do (graph.HeapFloor each; a read-only shard runs no
-// memtable and fills no record cache). It changes as a fleet node takes
-// and gives up shards (SetWritable).
-func (s *Store) HeapFloor() int64 {
+// HeapHeld is the Go heap the shards hold for themselves now
+// (graph.Store.HeapHeld: a writable shard's memtable arena, and its
+// caches as they have grown). It changes as a fleet node takes and gives
+// up shards (SetWritable) and as the caches fill.
+func (s *Store) HeapHeld() int64 {
 	s.swap.RLock()
 	defer s.swap.RUnlock()
-	n := 0
-	for _, w := range s.writable {
-		if w {
-			n++
-		}
+	var held int64
+	for _, st := range s.shards {
+		held += st.HeapHeld()
 	}
-	return int64(n) * graph.HeapFloor(s.gopts)
+	return held
 }
 
 // holdsStore reports whether dir exists and holds anything.
