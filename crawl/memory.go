@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/mapthenet/mapthenet/graph"
 )
 
@@ -48,10 +47,11 @@ func memoryLimit(store any) int64 {
 const heapRecheck = 10 * time.Second
 
 // boundHeap sets the soft memory limit (memoryLimit of store, rechecked
-// every heapRecheck of clock) unless GOMEMLIMIT or GOGC is set in the
+// every interval of real time: the limit tunes the collector, no crawl
+// behaviour waits on it, so it takes no part in the crawl's clock) unless GOMEMLIMIT or GOGC is set in the
 // environment or a limit is set already (the operator's choice wins), and
 // returns what restores the previous one.
-func boundHeap(store any, clock clockwork.Clock) (restore func()) {
+func boundHeap(store any, every time.Duration) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
@@ -62,13 +62,13 @@ func boundHeap(store any, clock clockwork.Clock) (restore func()) {
 		if _, ok := store.(heapHolder); !ok {
 			return
 		}
-		t := clock.NewTicker(heapRecheck)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
-			case <-t.Chan():
+			case <-t.C:
 				debug.SetMemoryLimit(memoryLimit(store))
 			}
 		}

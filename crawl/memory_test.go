@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/shard"
 )
@@ -65,8 +64,7 @@ func TestBoundHeapFollowsWritableShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	clock := clockwork.NewFakeClock()
-	restore := boundHeap(st, clock)
+	restore := boundHeap(st, time.Millisecond)
 	if got := debug.SetMemoryLimit(-1); got != DefaultMemoryLimit {
 		t.Errorf("no shard writable: limit %d MiB, want the default", got>>20)
 	}
@@ -81,8 +79,7 @@ func TestBoundHeapFollowsWritableShards(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for debug.SetMemoryLimit(-1) != want && time.Now().Before(deadline) {
-		clock.Advance(heapRecheck)
-		time.Sleep(time.Millisecond) // the recheck runs on its own goroutine
+		time.Sleep(time.Millisecond) // the recheck runs every millisecond on its own goroutine
 	}
 	if got := debug.SetMemoryLimit(-1); got != want {
 		t.Errorf("40 writable shards: limit %d MiB, want %d MiB", got>>20, want>>20)
