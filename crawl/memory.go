@@ -4,6 +4,9 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"time"
+
+	"github.com/mapthenet/mapthenet/graph"
 )
 
 // DefaultMemoryLimit is the soft memory limit a crawl runs under when the
@@ -18,13 +21,61 @@ import (
 // soft limit makes the collector work harder only near it.
 const DefaultMemoryLimit = 768 << 20
 
-// boundHeap sets DefaultMemoryLimit unless GOMEMLIMIT or GOGC is set in
-// the environment or a limit is set already (the operator's choice wins),
-// and returns what restores the previous one.
-func boundHeap() (restore func()) {
+// heapHolder is a store that says how much heap it holds for itself
+// (*shard.Store: graph.Store.HeapHeld of each shard).
+type heapHolder interface{ HeapHeld() int64 }
+
+// memoryLimit is the soft memory limit a crawl of store runs under:
+// DefaultMemoryLimit, which was set for one store of the default options,
+// raised by what store's shards hold now beyond the most such a store
+// holds (graph.HeapFloor). Without that, a store
+// of many shards (64 memtable arenas of 20 MiB, and their caches) holds
+// more than the limit before the crawl does anything, and the collector
+// runs without pause: a fleet node of 64 shards spent most of its CPU
+// in it (BenchmarkFleetCrawl -bench-fleet-shards 64).
+func memoryLimit(store any) int64 {
+	limit := int64(DefaultMemoryLimit)
+	if h, ok := store.(heapHolder); ok {
+		limit += max(0, h.HeapHeld()-graph.HeapFloor(graph.Options{}))
+	}
+	return limit
+}
+
+// heapRecheck is how often a crawl's soft memory limit follows what its
+// store holds (a fleet node opens shards for writing as it takes them,
+// caches fill).
+const heapRecheck = 10 * time.Second
+
+// boundHeap sets the soft memory limit (memoryLimit of store, rechecked
+// every interval of real time: the limit tunes the collector, no crawl
+// behaviour waits on it, so it takes no part in the crawl's clock) unless GOMEMLIMIT or GOGC is set in the
+// environment or a limit is set already (the operator's choice wins), and
+// returns what restores the previous one.
+func boundHeap(store any, every time.Duration) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(DefaultMemoryLimit)
-	return func() { debug.SetMemoryLimit(prev) }
+	prev := debug.SetMemoryLimit(memoryLimit(store))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, ok := store.(heapHolder); !ok {
+			return
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				debug.SetMemoryLimit(memoryLimit(store))
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		debug.SetMemoryLimit(prev)
+	}
 }

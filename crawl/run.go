@@ -82,7 +82,7 @@ func Run(ctx context.Context, store Store, opts Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
-	defer boundHeap()()
+	defer boundHeap(store, heapRecheck)()
 
 	exclude := map[string]bool{}
 	for _, f := range o.Exclude {

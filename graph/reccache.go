@@ -1,5 +1,7 @@
 package graph
 
+import "sync/atomic"
+
 // recordCache keeps the d/<id> values the store committed last, so that a
 // visit of a domain whose record was written recently (a domain found in
 // a link and then visited, one visited again) does not read it back from
@@ -24,9 +26,10 @@ package graph
 // so every position is its own offset and growing copies them as they are.
 type recordCache struct {
 	ring []byte
-	size uint64   // what the ring grows to
-	pos  uint64   // bytes ever written to the ring; the next write goes at pos % len(ring)
-	at   []uint64 // per id: 1 + its value's stream position << lenBits | length; 0 when not cached
+	size uint64       // what the ring grows to
+	pos  uint64       // bytes ever written to the ring; the next write goes at pos % len(ring)
+	at   []uint64     // per id: 1 + its value's stream position << lenBits | length; 0 when not cached
+	held atomic.Int64 // len(ring), for HeapHeld from any goroutine
 }
 
 const (
@@ -59,6 +62,7 @@ func (c *recordCache) grow(n uint64) {
 	ring := make([]byte, min(want, c.size))
 	copy(ring, c.ring[:c.pos])
 	c.ring = ring
+	c.held.Store(int64(len(ring)))
 }
 
 // get returns id's value, valid until the next put, or nil.

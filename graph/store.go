@@ -617,3 +617,53 @@ func (s *Store) ReadOnly() bool { return s.ro }
 
 // Dir is the store's directory ("" in memory).
 func (s *Store) Dir() string { return s.dir }
+
+// badgerBlockCache is Badger's default block cache (its
+// DefaultOptions), which Open keeps unless BlockCacheSize is set.
+const badgerBlockCache = 256 << 20
+
+// HeapFloor is the most Go heap a writable store of these options holds
+// for itself, however busy: Badger's memtable arena (allocated whole when
+// the memtable is made: MemTableSize plus room for one largest batch,
+// 15% of it, and that batch's nodes, about as much again) and the caps
+// of the record and block caches, which fill as the store is used. A
+// program that bounds its heap (crawl's soft memory limit) must leave
+// room for it: a store of 64 shards holds 64 arenas and 128 caches.
+func HeapFloor(o Options) int64 {
+	mt := o.MemTableSize
+	if mt <= 0 {
+		mt = 64 << 20
+	}
+	floor := mt + 2*(mt*15/100)
+	switch {
+	case o.RecordCache == 0:
+		floor += DefaultRecordCache
+	case o.RecordCache > 0:
+		floor += int64(o.RecordCache)
+	}
+	if o.BlockCacheSize > 0 {
+		floor += o.BlockCacheSize
+	} else {
+		floor += badgerBlockCache
+	}
+	return floor
+}
+
+// HeapHeld is the Go heap the store holds for itself now: Badger's
+// memtable arena when it is writable (see HeapFloor), and what its
+// record cache's ring and Badger's block cache have grown to. Safe from
+// any goroutine; a closed store's figure is its last.
+func (s *Store) HeapHeld() int64 {
+	var held int64
+	if !s.ro {
+		mt := s.db.Opts().MemTableSize
+		held += mt + 2*(mt*15/100)
+	}
+	if s.rcache != nil {
+		held += s.rcache.held.Load()
+	}
+	if m := s.db.BlockCacheMetrics(); m != nil {
+		held += int64(m.CostAdded()) - int64(m.CostEvicted())
+	}
+	return held
+}

@@ -263,6 +263,20 @@ func ShareOptions(o graph.Options, k int) graph.Options {
 	return o
 }
 
+// HeapHeld is the Go heap the shards hold for themselves now
+// (graph.Store.HeapHeld: a writable shard's memtable arena, and its
+// caches as they have grown). It changes as a fleet node takes and gives
+// up shards (SetWritable) and as the caches fill.
+func (s *Store) HeapHeld() int64 {
+	s.swap.RLock()
+	defer s.swap.RUnlock()
+	var held int64
+	for _, st := range s.shards {
+		held += st.HeapHeld()
+	}
+	return held
+}
+
 // holdsStore reports whether dir exists and holds anything.
 func holdsStore(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
