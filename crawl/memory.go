@@ -28,10 +28,9 @@ type heapHolder interface{ HeapHeld() int64 }
 // memoryLimit is the soft memory limit a crawl of store runs under:
 // DefaultMemoryLimit, which was set for one store of the default options,
 // raised by what store's shards hold now beyond the most such a store
-// holds (graph.HeapFloor). Without that, a store
-// of many shards (64 memtable arenas of 20 MiB, and their caches) holds
-// more than the limit before the crawl does anything, and the collector
-// runs without pause: a fleet node of 64 shards spent most of its CPU
+// holds (graph.HeapFloor). Without that, a store of many shards (64
+// memtable arenas of 21 MiB, and their caches) holds more than the limit
+// before the crawl does anything, and the collector runs without pause: a fleet node of 64 shards spent most of its CPU
 // in it (BenchmarkFleetCrawl -bench-fleet-shards 64).
 func memoryLimit(store any) int64 {
 	limit := int64(DefaultMemoryLimit)
@@ -47,10 +46,11 @@ func memoryLimit(store any) int64 {
 const heapRecheck = 10 * time.Second
 
 // boundHeap sets the soft memory limit (memoryLimit of store, rechecked
-// every interval of real time: the limit tunes the collector, no crawl
-// behaviour waits on it, so it takes no part in the crawl's clock) unless GOMEMLIMIT or GOGC is set in the
-// environment or a limit is set already (the operator's choice wins), and
-// returns what restores the previous one.
+// every interval of real time: the limit tunes the collector and no crawl
+// behaviour waits on it, so it takes no part in the crawl's clock) unless
+// GOMEMLIMIT or GOGC is set in the environment or a limit is set already
+// (the operator's choice wins), and returns what restores the previous
+// one.
 func boundHeap(store any, every time.Duration) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
