@@ -2,7 +2,6 @@ package graph
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/kway"
 )
 
 // NameOrder is a view's domains sorted into name order for ByName's walk,
@@ -393,24 +393,11 @@ func (rc *runCursor) close() { rc.f.Close() }
 // Badger's 1 GiB, its visits far less).
 const maxEntry = 2 << 30
 
-// runHeap merges the runs' cursors by the rank of their current entries
-// (container/heap).
+// runHeap merges the runs' cursors by the rank of their current entries.
 type runHeap struct {
+	*kway.Heap
 	cur  []entryCursor
 	head []entry
-	live []int
-}
-
-func (h *runHeap) Len() int { return len(h.live) }
-func (h *runHeap) Less(i, j int) bool {
-	return h.head[h.live[i]].rank < h.head[h.live[j]].rank
-}
-func (h *runHeap) Swap(i, j int) { h.live[i], h.live[j] = h.live[j], h.live[i] }
-func (h *runHeap) Push(x any)    { h.live = append(h.live, x.(int)) }
-func (h *runHeap) Pop() any {
-	x := h.live[len(h.live)-1]
-	h.live = h.live[:len(h.live)-1]
-	return x
 }
 
 // advance reads cursor k's next entry; false at its end.
@@ -468,7 +455,8 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	if err != nil {
 		return err
 	}
-	h := &runHeap{cur: cur, head: make([]entry, len(cur))}
+	head := make([]entry, len(cur))
+	h := &runHeap{Heap: kway.New(func(a, b int) bool { return head[a].rank < head[b].rank }), cur: cur, head: head}
 	defer func() {
 		for _, c := range cur {
 			c.close()
@@ -480,21 +468,20 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 			return err
 		}
 		if ok {
-			h.live = append(h.live, k)
+			h.Add(k)
 		}
 	}
-	heap.Init(h)
 	wc := newWordCache()
 	var buf []edge
 	var prev string
 	for i, id := range ix.order {
-		if h.Len() == 0 || h.head[h.live[0]].rank != uint32(i) {
-			if h.Len() > 0 && h.head[h.live[0]].rank < uint32(i) {
+		if h.Len() == 0 || h.head[h.Top()].rank != uint32(i) {
+			if h.Len() > 0 && h.head[h.Top()].rank < uint32(i) {
 				return fmt.Errorf("%w: two records of name %q", errBadRun, ix.name(i-1))
 			}
 			return fmt.Errorf("%w: domain id %d has a name but no record", errCorrupt, id)
 		}
-		k := h.live[0]
+		k := h.Top()
 		ent := h.head[k]
 		if ent.id != id {
 			return fmt.Errorf("%w: the entry of name %q is of id %d, not %d", errBadRun, ix.name(i), ent.id, id)
@@ -573,9 +560,9 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 			return err
 		}
 		if ok {
-			heap.Fix(h, 0)
+			h.Fix()
 		} else {
-			heap.Pop(h)
+			h.Drop()
 		}
 	}
 	if h.Len() > 0 {

@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/s2"
+
+	"github.com/mapthenet/mapthenet/internal/kway"
 )
 
 // Link words (DESIGN.md, "link_words.parquet"): per target domain, the
@@ -311,7 +312,7 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 		r.key += d
 		return true, nil
 	}
-	h := &kway{}
+	h := kway.New(func(a, b int) bool { return runs[a].key < runs[b].key })
 	for _, path := range t.runs {
 		f, err := os.Open(path)
 		if err != nil {
@@ -324,11 +325,9 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 			return err
 		}
 		if ok {
-			h.parts = append(h.parts, len(runs)-1)
+			h.Add(len(runs) - 1)
 		}
 	}
-	h.less = func(a, b int) bool { return runs[a].key < runs[b].key }
-	heap.Init(h)
 	type wordCount struct {
 		word uint32
 		n    int64
@@ -346,19 +345,19 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 		return nil
 	}
 	for h.Len() > 0 {
-		key := runs[h.top()].key
+		key := runs[h.Top()].key
 		var n int64
-		for h.Len() > 0 && runs[h.top()].key == key {
-			r := runs[h.top()]
+		for h.Len() > 0 && runs[h.Top()].key == key {
+			r := runs[h.Top()]
 			n += int64(r.n)
 			ok, err := next(r)
 			if err != nil {
 				return err
 			}
 			if ok {
-				h.fix()
+				h.Fix()
 			} else {
-				h.pop()
+				h.Drop()
 			}
 		}
 		if len(group) > 0 && uint32(key>>32) != dst {

@@ -1,7 +1,6 @@
 package rebuild
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/kway"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -85,17 +85,17 @@ func (mg *Merge) number() error {
 	}
 	defer closeAll(cur)
 	heads := make([]*partName, len(cur))
-	h := &kway{less: func(a, b int) bool { return heads[a].Domain < heads[b].Domain }}
+	h := kway.New(func(a, b int) bool { return heads[a].Domain < heads[b].Domain })
 	for k, c := range cur {
 		if heads[k] = c.Next(); heads[k] != nil {
-			h.push(k)
+			h.Add(k)
 		} else if err := c.Err(); err != nil {
 			return err
 		}
 	}
 	var last string
 	for h.Len() > 0 {
-		k := h.top()
+		k := h.Top()
 		name := heads[k].Domain
 		if mg.n > 0 && name <= last {
 			// Only a part out of order can bring a name back.
@@ -105,16 +105,16 @@ func (mg *Merge) number() error {
 		mg.names = append(mg.names, last)
 		g := mg.n
 		mg.n++
-		for h.Len() > 0 && heads[h.top()].Domain == last {
-			k := h.top()
+		for h.Len() > 0 && heads[h.Top()].Domain == last {
+			k := h.Top()
 			mg.ids[k] = append(mg.ids[k], g)
 			if heads[k] = cur[k].Next(); heads[k] != nil {
-				h.fix()
+				h.Fix()
 			} else {
 				if err := cur[k].Err(); err != nil {
 					return err
 				}
-				h.pop()
+				h.Drop()
 			}
 		}
 	}
@@ -169,11 +169,11 @@ func (mg *Merge) Domains(fn func(*data.DomainState) error) error {
 	}
 	defer closeAll(cur)
 	rows := make([]int32, len(cur)) // the row each cursor is at
-	h := &kway{less: func(a, b int) bool { return mg.ids[a][rows[a]] < mg.ids[b][rows[b]] }}
+	h := kway.New(func(a, b int) bool { return mg.ids[a][rows[a]] < mg.ids[b][rows[b]] })
 	heads := make([]*domainRecord, len(cur))
 	for k, c := range cur {
 		if heads[k] = c.Next(); heads[k] != nil {
-			h.push(k)
+			h.Add(k)
 		} else if err := c.Err(); err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (mg *Merge) Domains(fn func(*data.DomainState) error) error {
 	for g := uint32(0); h.Len() > 0; g++ {
 		states = states[:0]
 		for h.Len() > 0 {
-			k := h.top()
+			k := h.Top()
 			if mg.ids[k][rows[k]] != g {
 				break
 			}
@@ -191,12 +191,12 @@ func (mg *Merge) Domains(fn func(*data.DomainState) error) error {
 			states = append(states, st)
 			rows[k]++
 			if heads[k] = cur[k].Next(); heads[k] != nil {
-				h.fix()
+				h.Fix()
 			} else {
 				if err := cur[k].Err(); err != nil {
 					return err
 				}
-				h.pop()
+				h.Drop()
 			}
 		}
 		if len(states) == 0 {
@@ -238,7 +238,7 @@ func (mg *Merge) Edges(fn func(*data.EdgeRecord) error) error {
 	defer closeAll(cur)
 	keys := make([]uint64, len(cur)) // global src<<32 | dst of each head
 	rec := make([]data.EdgeRecord, len(cur))
-	h := &kway{less: func(a, b int) bool { return keys[a] < keys[b] }}
+	h := kway.New(func(a, b int) bool { return keys[a] < keys[b] })
 	advance := func(k int) (bool, error) {
 		r := cur[k].Next()
 		if r == nil {
@@ -268,12 +268,12 @@ func (mg *Merge) Edges(fn func(*data.EdgeRecord) error) error {
 			return err
 		}
 		if ok {
-			h.push(k)
+			h.Add(k)
 		}
 	}
 	lastSrc, lastPart := noKey, -1
 	for h.Len() > 0 {
-		k := h.top()
+		k := h.Top()
 		// A run: this part's edges while they come before every other
 		// part's next, with no heap work.
 		for {
@@ -291,11 +291,11 @@ func (mg *Merge) Edges(fn func(*data.EdgeRecord) error) error {
 				return err
 			}
 			if !ok {
-				h.pop()
+				h.Drop()
 				break
 			}
-			if h.Len() > 1 && !h.headFirst() {
-				h.fix()
+			if h.Len() > 1 && !h.HeadFirst() {
+				h.Fix()
 				break
 			}
 		}
@@ -319,9 +319,9 @@ func (mg *Merge) Visits(fn func(*data.VisitLogEntry) error) error {
 	}
 	keys := make([]key, len(cur))
 	heads := make([]*data.PartVisitRow, len(cur))
-	h := &kway{less: func(a, b int) bool {
+	h := kway.New(func(a, b int) bool {
 		return keys[a].id < keys[b].id || keys[a].id == keys[b].id && keys[a].at < keys[b].at
-	}}
+	})
 	advance := func(k int) (bool, error) {
 		r := cur[k].Next()
 		heads[k] = r
@@ -341,11 +341,11 @@ func (mg *Merge) Visits(fn func(*data.VisitLogEntry) error) error {
 			return err
 		}
 		if ok {
-			h.push(k)
+			h.Add(k)
 		}
 	}
 	for h.Len() > 0 {
-		k := h.top()
+		k := h.Top()
 		v, err := graph.DecodeVisit(keys[k].id, graph.RawVisit{StartedAt: nanos(keys[k].at), Value: heads[k].Visit})
 		if err != nil {
 			return fmt.Errorf("merge: %s: %w", mg.in[k], err)
@@ -358,9 +358,9 @@ func (mg *Merge) Visits(fn func(*data.VisitLogEntry) error) error {
 			return err
 		}
 		if ok {
-			h.fix()
+			h.Fix()
 		} else {
-			h.pop()
+			h.Drop()
 		}
 	}
 	return nil
@@ -376,9 +376,9 @@ func (mg *Merge) LinkWords(fn func(dst uint32, word string, sites int64) error) 
 	defer closeAll(cur)
 	dsts := make([]uint32, len(cur))
 	heads := make([]*data.PartLinkWordRow, len(cur))
-	h := &kway{less: func(a, b int) bool {
+	h := kway.New(func(a, b int) bool {
 		return dsts[a] < dsts[b] || dsts[a] == dsts[b] && heads[a].Word < heads[b].Word
-	}}
+	})
 	advance := func(k int) (bool, error) {
 		r := cur[k].Next()
 		heads[k] = r
@@ -395,15 +395,15 @@ func (mg *Merge) LinkWords(fn func(dst uint32, word string, sites int64) error) 
 			return err
 		}
 		if ok {
-			h.push(k)
+			h.Add(k)
 		}
 	}
 	for h.Len() > 0 {
-		k := h.top()
+		k := h.Top()
 		dst, word := dsts[k], strings.Clone(heads[k].Word)
 		var sites int64
 		for h.Len() > 0 {
-			k := h.top()
+			k := h.Top()
 			if dsts[k] != dst || heads[k].Word != word {
 				break
 			}
@@ -416,9 +416,9 @@ func (mg *Merge) LinkWords(fn func(dst uint32, word string, sites int64) error) 
 				if dsts[k] < dst || dsts[k] == dst && heads[k].Word <= word {
 					return fmt.Errorf("merge: %s: link words out of order", mg.in[k])
 				}
-				h.fix()
+				h.Fix()
 			} else {
-				h.pop()
+				h.Drop()
 			}
 		}
 		if err := fn(dst, word, sites); err != nil {
@@ -562,39 +562,3 @@ func (d *stateDecoder) Err() error {
 }
 
 func (d *stateDecoder) Close() error { return d.c.Close() }
-
-// kway is a min-heap of part indices, ordered by less over their current
-// rows: the k-way merge's frontier (container/heap).
-type kway struct {
-	parts []int
-	less  func(a, b int) bool
-}
-
-func (h *kway) Len() int           { return len(h.parts) }
-func (h *kway) Less(i, j int) bool { return h.less(h.parts[i], h.parts[j]) }
-func (h *kway) Swap(i, j int)      { h.parts[i], h.parts[j] = h.parts[j], h.parts[i] }
-func (h *kway) Push(x any)         { h.parts = append(h.parts, x.(int)) }
-func (h *kway) Pop() any {
-	n := len(h.parts) - 1
-	x := h.parts[n]
-	h.parts = h.parts[:n]
-	return x
-}
-
-func (h *kway) push(k int) { heap.Push(h, k) }
-func (h *kway) top() int   { return h.parts[0] }
-func (h *kway) pop()       { heap.Pop(h) }
-
-// fix restores the order after the top's row moved on.
-func (h *kway) fix() { heap.Fix(h, 0) }
-
-// headFirst reports whether the top still comes before both its children
-// (so a run from it may go on without heap work).
-func (h *kway) headFirst() bool {
-	for _, c := range []int{1, 2} {
-		if c < len(h.parts) && h.less(h.parts[c], h.parts[0]) {
-			return false
-		}
-	}
-	return true
-}
