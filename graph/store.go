@@ -623,9 +623,8 @@ func (s *Store) Dir() string { return s.dir }
 const badgerBlockCache = 256 << 20
 
 // HeapFloor is the most Go heap a writable store of these options holds
-// for itself, however busy: Badger's memtable arena (allocated whole when
-// the memtable is made: MemTableSize plus room for one largest batch,
-// 15% of it, and that batch's nodes, about as much again) and the caps
+// for itself, however busy: Badger's memtable arena (memtableArena,
+// allocated whole when the memtable is made) and the caps
 // of the record and block caches, which fill as the store is used. A
 // program that bounds its heap (crawl's soft memory limit) must leave
 // room for it: a store of 64 shards holds 64 arenas and 128 caches.
@@ -634,7 +633,7 @@ func HeapFloor(o Options) int64 {
 	if mt <= 0 {
 		mt = 64 << 20
 	}
-	floor := mt + 2*(mt*15/100)
+	floor := memtableArena(mt)
 	switch {
 	case o.RecordCache == 0:
 		floor += DefaultRecordCache
@@ -656,8 +655,7 @@ func HeapFloor(o Options) int64 {
 func (s *Store) HeapHeld() int64 {
 	var held int64
 	if !s.ro {
-		mt := s.db.Opts().MemTableSize
-		held += mt + 2*(mt*15/100)
+		held += memtableArena(s.db.Opts().MemTableSize)
 	}
 	if s.rcache != nil {
 		held += s.rcache.held.Load()
@@ -667,3 +665,8 @@ func (s *Store) HeapHeld() int64 {
 	}
 	return held
 }
+
+// memtableArena is the heap Badger allocates for a memtable of size mt:
+// mt plus room for one largest batch (15% of mt) and that batch's nodes,
+// about as much again (badger's arenaSize).
+func memtableArena(mt int64) int64 { return mt + 2*(mt*15/100) }
