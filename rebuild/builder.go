@@ -242,28 +242,37 @@ func (b *builder) edgeNames(rows []data.EdgeRow) {
 	}
 }
 
-// writeLinkWords keeps each target's top words from the source's counts.
+// writeLinkWords keeps each target's top words from the source's counts,
+// written as each target ends.
 func (b *builder) writeLinkWords(ctx context.Context, src Source) (int64, error) {
-	var p wordPicker
-	err := src.LinkWords(func(dst uint32, word string, sites int64) error {
+	fw, err := b.snap.CreateLinkWords()
+	if err != nil {
+		return 0, err
+	}
+	var rows int64
+	p := wordPicker{emit: func(lw linkWord) error {
+		rows++
+		if err := fw.Add(data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}); err != nil {
+			return err
+		}
+		return b.tick(ctx, "link_words", rows)
+	}}
+	err = src.LinkWords(func(dst uint32, word string, sites int64) error {
 		d, ok := b.denseOf(dst)
 		if !ok {
 			return fmt.Errorf("link words name domain id %d, which the store does not list", dst)
 		}
-		p.add(uint32(d), word, sites)
-		return nil
+		return p.add(uint32(d), word, sites)
 	})
+	if err == nil {
+		err = p.flush()
+	}
 	if err != nil {
+		fw.Abort()
 		return 0, err
 	}
-	top := p.top()
-	rows := make([]data.LinkWordRow, len(top))
-	for i, lw := range top {
-		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}
-	}
-	n, err := b.snap.WriteLinkWords(rows)
-	b.counts[data.LinkWordsFile] = n
-	return n, err
+	b.counts[data.LinkWordsFile] = rows
+	return rows, fw.Close()
 }
 
 // writeVisits streams the visit log into visits.parquet: the writer holds
