@@ -328,6 +328,7 @@ func run(ctx context.Context, opts Options, open func(dir *snapshot.Dir, id stri
 		return nil, err
 	}
 	defer release()
+	defer boundGC()()
 	removed, err := dir.CleanStale()
 	if err != nil {
 		return nil, fmt.Errorf("removing what an earlier rebuild left: %w", err)
