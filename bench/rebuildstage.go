@@ -84,7 +84,9 @@ func childRebuild(args []string) (*rebuildResult, error) {
 	}
 	workers, _ := strconv.Atoi(args[2])
 	mapTop, _ := strconv.Atoi(args[3])
-	s, err := shard.Open(args[0], shard.Options{Graph: graph.Options{ReadOnly: true}})
+	// The store opened as the rebuild command opens it (read-only: the
+	// bench's store may be another run's).
+	s, err := shard.Open(args[0], shard.Options{Graph: rebuild.StoreOptions(graph.Options{ReadOnly: true})})
 	if err != nil {
 		return nil, err
 	}

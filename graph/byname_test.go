@@ -209,6 +209,16 @@ func checkNameOrder(t *testing.T, sn *Snapshot, sp Spill, runs bool, all []Named
 			t.Errorf("fields %b after KeepStates: %v", fields, err)
 		}
 	}
+	// With its names let go, it walks the states still, and refuses the
+	// names.
+	no.DropNames()
+	check(NamedState)
+	if err := no.Each(NamedName, func(*Named) error { return nil }); !errors.Is(err, errNoNames) {
+		t.Errorf("names after DropNames: %v", err)
+	}
+	if names := no.Names(); names != nil {
+		t.Errorf("Names after DropNames: %d names", len(names))
+	}
 }
 
 // Import of every domain ByName lists makes a store whose view is the same

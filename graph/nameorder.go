@@ -41,6 +41,7 @@ type NameOrder struct {
 	// stateRecs: mem's records are states alone (KeepStates).
 	stateRecs  bool
 	statesOnly bool // KeepStates: edges and visits are refused
+	noNames    bool // DropNames: the index's names were let go
 }
 
 // Spill lets LoadByName sort a view larger than memory through files.
@@ -293,11 +294,28 @@ func (no *NameOrder) KeepStates() error {
 	return nil
 }
 
+// DropNames lets go of the name index's names (its order and the ids'
+// ranks stay), about 18 bytes a domain: for a caller that has taken them
+// (Names, or a walk of NamedName) and keeps them itself, as a rebuild's
+// merge does. Walks of NamedName and Names are refused from now on, and a
+// walk of NamedState no longer checks each state's name against its name
+// key (the caller checks it against its own copy; the order of the
+// states' names is still checked). Not while a walk runs.
+func (no *NameOrder) DropNames() {
+	no.ix.blob, no.ix.ends, no.noNames = nil, nil, true
+}
+
+// errNoNames: a walk of the names after DropNames.
+var errNoNames = errors.New("graph: the loaded view let its names go")
+
 // Len is the number of names Each walks.
 func (no *NameOrder) Len() int { return len(no.ix.order) }
 
-// Names are the names Each walks, in its order.
+// Names are the names Each walks, in its order (nil after DropNames).
 func (no *NameOrder) Names() []string {
+	if no.noNames {
+		return nil
+	}
 	names := make([]string, len(no.ix.order))
 	for i := range names {
 		names[i] = string(no.ix.name(i))
@@ -439,6 +457,9 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	if no.statesOnly && fields&(NamedEdges|NamedVisits) != 0 {
 		return errStatesOnly
 	}
+	if no.noNames && fields&NamedName != 0 {
+		return errNoNames
+	}
 	nd := &Named{}
 	if fields&(NamedState|NamedEdges|NamedVisits) == 0 {
 		// Names alone: the index has them, with no record read.
@@ -507,7 +528,7 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 					return err
 				}
 				nd.State.FollowedIn = nd.State.FollowedIn || no.followed[id/64]&(1<<(id%64)) != 0
-				if nd.State.Name != string(ix.name(i)) {
+				if !no.noNames && nd.State.Name != string(ix.name(i)) {
 					return fmt.Errorf("%w: the record of id %d names %q, its name key %q", errCorrupt, id, nd.State.Name, ix.name(i))
 				}
 				if i > 0 && nd.State.Name <= prev {

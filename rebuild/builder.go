@@ -242,28 +242,37 @@ func (b *builder) edgeNames(rows []data.EdgeRow) {
 	}
 }
 
-// writeLinkWords keeps each target's top words from the source's counts.
+// writeLinkWords keeps each target's top words from the source's counts,
+// written as each target ends.
 func (b *builder) writeLinkWords(ctx context.Context, src Source) (int64, error) {
-	var p wordPicker
-	err := src.LinkWords(func(dst uint32, word string, sites int64) error {
+	fw, err := b.snap.CreateLinkWords()
+	if err != nil {
+		return 0, err
+	}
+	var rows int64
+	p := wordPicker{emit: func(lw linkWord) error {
+		rows++
+		if err := fw.Add(data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}); err != nil {
+			return err
+		}
+		return b.tick(ctx, "link_words", rows)
+	}}
+	err = src.LinkWords(func(dst uint32, word string, sites int64) error {
 		d, ok := b.denseOf(dst)
 		if !ok {
 			return fmt.Errorf("link words name domain id %d, which the store does not list", dst)
 		}
-		p.add(uint32(d), word, sites)
-		return nil
+		return p.add(uint32(d), word, sites)
 	})
+	if err == nil {
+		err = p.flush()
+	}
 	if err != nil {
+		fw.Abort()
 		return 0, err
 	}
-	top := p.top()
-	rows := make([]data.LinkWordRow, len(top))
-	for i, lw := range top {
-		rows[i] = data.LinkWordRow{Domain: b.names[lw.dst], Word: lw.word, Sites: lw.sites}
-	}
-	n, err := b.snap.WriteLinkWords(rows)
-	b.counts[data.LinkWordsFile] = n
-	return n, err
+	b.counts[data.LinkWordsFile] = rows
+	return rows, fw.Close()
 }
 
 // writeVisits streams the visit log into visits.parquet: the writer holds
@@ -360,7 +369,11 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		return 0, err
 	}
 	policy := schedule.Policy{Tiers: b.opts.Tiers, MinInDomains: b.opts.MinInDomains}
-	var sched []data.ScheduleRow
+	// At most one row a domain, and nearly every domain has one: room for
+	// all at once, rather than a slice grown by append (copied whole at
+	// each step, the old and the new held at the last: up to twice its
+	// 700 MB at L).
+	sched := make([]data.ScheduleRow, 0, len(b.names))
 	var rows int64
 	err = src.Domains(func(st *data.DomainState) error {
 		d, ok := b.denseOf(st.ID)
@@ -375,7 +388,7 @@ func (b *builder) writeDomainsAndSchedule(ctx context.Context, src Source) (int6
 		if rank > 0 {
 			row.Rank = ptr(rank)
 		}
-		if p, ok := prev[st.Name]; ok {
+		if p := prev[d]; p > 0 {
 			row.PrevRank = ptr(p)
 		}
 		if b.community != nil && b.community[d] >= 0 {
@@ -478,12 +491,26 @@ func domainRow(st *data.DomainState, tier data.Tier) data.DomainRow {
 	return r
 }
 
-// loadPrevRanks maps each ranked domain of the previous snapshot to its rank.
-func (b *builder) loadPrevRanks() (map[string]int64, error) {
+// loadPrevRanks is each domain's rank in the previous snapshot, by dense
+// index (0: unranked there, or not in it), matched by name as the
+// communities are (nameFinder): 8 bytes a domain, where a map by name
+// held about 70 (700 MB at L).
+func (b *builder) loadPrevRanks() ([]int64, error) {
+	prev := make([]int64, len(b.names))
 	if b.prev == nil {
-		return map[string]int64{}, nil
+		return prev, nil
 	}
-	return b.prev.Ranks()
+	find := newNameFinder(b.names)
+	err := b.prev.EachRank(func(name string, rank int64) error {
+		if d := find.index([]byte(name)); d >= 0 {
+			prev[d] = rank
+		}
+		return nil
+	})
+	if err != nil {
+		clear(prev)
+	}
+	return prev, err
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -8,8 +8,8 @@
 // streams it through these stages, each timed in the manifest:
 //
 //	export     each shard's view sorted into name order (as many at once as there
-//	           are cores; graph.NameOrder: in memory while it fits a chunk of
-//	           graph.DefaultSpillChunk, else by an external merge sort through
+//	           are cores; graph.NameOrder: in memory while it fits its chunk, a
+//	           K-th of graph.DefaultSpillChunk, else by an external merge sort through
 //	           run files in rebuilds/.tmp-sort-*), and the shards' names merged
 //	           into the id table (Merge: a domain's id is its position in name
 //	           order, so any K gives the same snapshot). Each later pass walks

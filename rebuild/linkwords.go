@@ -205,37 +205,42 @@ type linkWord struct {
 
 // wordPicker keeps the top words of each target from a stream of
 // (target, word, sites) in target order: those with minLinkWordSites or
-// more, the maxLinkWordsPerDomain with the most sites, ties by word.
-// Memory: one target's words.
+// more, the maxLinkWordsPerDomain with the most sites, ties by word,
+// handed to emit as each target ends. Memory: one target's words (the
+// kept words of every target, 6.7M at L, are written as they come).
 type wordPicker struct {
-	out, cur []linkWord
+	emit func(linkWord) error
+	cur  []linkWord
 }
 
-func (p *wordPicker) add(dst uint32, word string, sites int64) {
+func (p *wordPicker) add(dst uint32, word string, sites int64) error {
 	if len(p.cur) > 0 && p.cur[0].dst != dst {
-		p.flush()
+		if err := p.flush(); err != nil {
+			return err
+		}
 	}
 	if sites >= minLinkWordSites {
 		p.cur = append(p.cur, linkWord{dst: dst, word: word, sites: sites})
 	}
+	return nil
 }
 
-func (p *wordPicker) flush() {
+// flush emits the current target's kept words, ordered by sites desc,
+// then word.
+func (p *wordPicker) flush() error {
 	slices.SortFunc(p.cur, func(a, b linkWord) int {
 		if c := cmp.Compare(b.sites, a.sites); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.word, b.word)
 	})
-	p.out = append(p.out, p.cur[:min(len(p.cur), maxLinkWordsPerDomain)]...)
+	for _, lw := range p.cur[:min(len(p.cur), maxLinkWordsPerDomain)] {
+		if err := p.emit(lw); err != nil {
+			return err
+		}
+	}
 	p.cur = p.cur[:0]
-}
-
-// top ends the stream and returns the kept words, ordered by target, then
-// sites desc, then word.
-func (p *wordPicker) top() []linkWord {
-	p.flush()
-	return p.out
+	return nil
 }
 
 // sortUses sorts the packed uses, on two cores where there are: split at

@@ -41,13 +41,16 @@ func TestLinkWordTop(t *testing.T) {
 	for range 3 {
 		tl.add(0, []string{"zeta", "alpha"})
 	}
-	var p wordPicker
-	if err := tl.counts(func(dst uint32, w string, n int64) error { p.add(dst, w, n); return nil }); err != nil {
+	var got []string
+	p := wordPicker{emit: func(lw linkWord) error {
+		got = append(got, fmt.Sprintf("%d:%s:%d", lw.dst, lw.word, lw.sites))
+		return nil
+	}}
+	if err := tl.counts(p.add); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, lw := range p.top() {
-		got = append(got, fmt.Sprintf("%d:%s:%d", lw.dst, lw.word, lw.sites))
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
 	}
 	want := "0:alpha:3 0:zeta:3 1:wl:14 1:wk:13 1:wj:12 1:wi:11 1:wh:10 1:wg:9 1:wf:8 1:we:7 1:wd:6 1:wc:5"
 	if g := strings.Join(got, " "); g != want {

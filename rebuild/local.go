@@ -32,7 +32,9 @@ func localMerge(orders []*graph.NameOrder, sp graph.Spill) (*Merge, error) {
 		for i := range ids {
 			ids[i] = uint32(i)
 		}
-		return &Merge{in: in, ids: [][]uint32{ids}, n: uint32(n), names: orders[0].Names()}, nil
+		mg := &Merge{in: in, ids: [][]uint32{ids}, n: uint32(n), names: orders[0].Names()}
+		mg.dropNames()
+		return mg, nil
 	}
 	return newMerge(in)
 }
@@ -66,6 +68,9 @@ func (li *localInput) releaseEdges() error {
 	}
 	return nil
 }
+
+// dropNames lets the sorted view's names go: the merge has them.
+func (li *localInput) dropNames() { li.order.DropNames() }
 
 func (li *localInput) domainCount() int64 { return int64(li.order.Len()) }
 

@@ -73,7 +73,21 @@ func newMerge(in []mergeInput) (*Merge, error) {
 	if err := mg.number(); err != nil {
 		return nil, err
 	}
+	mg.dropNames()
 	return mg, nil
+}
+
+// dropNames lets the inputs that hold their names in memory (a local
+// shard's sorted view: graph.NameOrder.DropNames) let them go once the
+// merge has its own copy (Names): at L, 34M names in the eight shards'
+// views, 600 MiB that the merge's table of 10M repeats. The merge checks
+// each state's name against its table instead (Domains).
+func (mg *Merge) dropNames() {
+	for _, in := range mg.in {
+		if d, ok := in.(interface{ dropNames() }); ok {
+			d.dropNames()
+		}
+	}
 }
 
 // number is the merge of the parts' names: each distinct name gets the
@@ -187,6 +201,9 @@ func (mg *Merge) Domains(fn func(*data.DomainState) error) error {
 				break
 			}
 			st := heads[k].State
+			if st.Name != mg.names[g] {
+				return fmt.Errorf("merge: %s: the state of domain id %d names %q, not %q", mg.in[k], g, st.Name, mg.names[g])
+			}
 			st.ID = g
 			states = append(states, st)
 			rows[k]++

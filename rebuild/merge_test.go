@@ -133,3 +133,61 @@ func TestMergeRefuses(t *testing.T) {
 		t.Errorf("a damaged edges file: %v", err)
 	}
 }
+
+// namesInput is a part whose names pass and domains pass may disagree
+// (a shard whose view changed, or a damaged one).
+type namesInput struct{ list, states []string }
+
+func (ni namesInput) String() string             { return "fake part" }
+func (ni namesInput) domainCount() int64         { return int64(len(ni.list)) }
+func (ni namesInput) countSource(n int64) string { return "" }
+func (ni namesInput) names() (rowCursor[partName], error) {
+	return feed(func(emit func(partName) error) error {
+		for _, n := range ni.list {
+			if err := emit(partName{Domain: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), nil
+}
+func (ni namesInput) domains() (rowCursor[domainRecord], error) {
+	return feed(func(emit func(domainRecord) error) error {
+		for _, n := range ni.states {
+			if err := emit(domainRecord{State: data.DomainState{Name: n}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), nil
+}
+func (ni namesInput) edges() (rowCursor[data.PartEdgeRow], error) { return nil, errors.New("no edges") }
+func (ni namesInput) visits() (rowCursor[data.PartVisitRow], error) {
+	return nil, errors.New("no visits")
+}
+func (ni namesInput) linkWords() (rowCursor[data.PartLinkWordRow], error) {
+	return nil, errors.New("no link words")
+}
+
+// Each domain's state must name the domain its id was given for: the
+// merge checks it against its name table (the local shards' views let
+// their own names go once numbered).
+func TestMergeChecksStateNames(t *testing.T) {
+	for _, c := range []struct {
+		states []string
+		bad    bool
+	}{
+		{[]string{"a.example", "b.example"}, false},
+		{[]string{"a.example", "c.example"}, true},
+	} {
+		m, err := newMerge([]mergeInput{namesInput{list: []string{"a.example", "b.example"}, states: c.states},
+			namesInput{list: []string{"b.example"}, states: []string{"b.example"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Domains(func(*data.DomainState) error { return nil })
+		if bad := err != nil && strings.Contains(err.Error(), `names "c.example", not "b.example"`); bad != c.bad || (err != nil && !bad) {
+			t.Errorf("states %v: %v", c.states, err)
+		}
+	}
+}

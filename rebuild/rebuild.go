@@ -108,8 +108,8 @@ type Source interface {
 //
 // Every store goes the same way, whatever its K: a view of each shard
 // (taken at once), each sorted into name order (as many at once as there
-// are cores; graph.NameOrder: a view larger than a chunk of
-// graph.DefaultSpillChunk goes through sorted runs in a scratch directory
+// are cores; graph.NameOrder: a view larger than its chunk, a K-th of
+// graph.DefaultSpillChunk (shardChunk), goes through sorted runs in a scratch directory
 // of the snapshot directory, removed after, so that memory stays the id
 // table and a few buffers a shard whatever the store's size; the views
 // are let go then), then merged (Merge) into the snapshot, each shard's
@@ -144,7 +144,7 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 			}
 			return cmp.Or(first, os.RemoveAll(scratch))
 		}
-		spill := graph.Spill{Dir: scratch, ChunkBytes: opts.sortChunk}
+		spill := graph.Spill{Dir: scratch, ChunkBytes: cmp.Or(opts.sortChunk, shardChunk(views.Shards()))}
 		err = parallel(ctx, views.Shards(), func(i int) error {
 			no, err := views.Shard(i).LoadByName(spill)
 			if err != nil {
@@ -166,6 +166,39 @@ func Run(ctx context.Context, store *shard.Store, opts Options) (*data.Manifest,
 		return m, release, nil
 	})
 }
+
+// StoreOptions are o for a store opened only to be rebuilt (the rebuild
+// command when no crawl holds the store; bench): the rebuild reads each
+// shard's view once, front to back, so the caches a crawl's lookups use
+// would hold memory for nothing while the merge needs it. No name cache
+// (a writable open fills it with every name that fits, 16 Mi at most: a
+// few hundred MiB at L), no record cache, and a block cache of
+// rebuildBlockCache per shard rather than a share of Badger's 256 MiB
+// (Badger needs one for compressed tables; a scan decompresses each block
+// once either way).
+func StoreOptions(o graph.Options) graph.Options {
+	o.NameCache, o.RecordCache, o.BlockCacheSize = -1, -1, rebuildBlockCache
+	return o
+}
+
+const rebuildBlockCache = 4 << 20
+
+// shardChunk is the chunk each of k shards' views is sorted in, and its
+// link-word tally spills at: graph.DefaultSpillChunk shared out between
+// the shards, no less than minShardChunk. A view that fits its chunk
+// stays in memory until the rebuild ends and every shard's tally fills
+// its chunk at once (their edges are walked side by side), so a chunk
+// each of the default size held K times that: at graphgen M the eight
+// shards' views, which each fit, kept 440 MiB that one shard's spilled
+// view did not. Smaller chunks make more runs, each read through a
+// buffer of a few hundred KiB while a stream is merged.
+func shardChunk(k int) int {
+	return max(graph.DefaultSpillChunk/max(k, 1), minShardChunk)
+}
+
+// minShardChunk bounds the runs a shard's view makes (a few hundred
+// KiB of buffer each while merged): at L, 3 GB of views make about 400.
+const minShardChunk = 8 << 20
 
 // exportShards exports every shard of views to dir/shard=NN/ (PartDir),
 // one shard per core at a time, views taken at asOf.
@@ -295,6 +328,7 @@ func run(ctx context.Context, opts Options, open func(dir *snapshot.Dir, id stri
 		return nil, err
 	}
 	defer release()
+	defer boundGC()()
 	removed, err := dir.CleanStale()
 	if err != nil {
 		return nil, fmt.Errorf("removing what an earlier rebuild left: %w", err)

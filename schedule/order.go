@@ -74,9 +74,25 @@ func Sort(rows []data.ScheduleRow) {
 		}
 		return cmp.Compare(rows[a.idx].Domain, rows[b.idx].Domain)
 	})
-	sorted := make([]data.ScheduleRow, len(rows))
-	for i, k := range keys {
-		sorted[i] = rows[k.idx]
+	// The rows moved into their order in place, a cycle of the
+	// permutation at a time, rather than through a sorted copy (a second
+	// 70 bytes a row: 700 MB for a rebuild of 10M domains). A key whose
+	// idx is its own position is done.
+	for i := range keys {
+		if int(keys[i].idx) == i {
+			continue
+		}
+		first := rows[i]
+		j := i
+		for {
+			k := int(keys[j].idx)
+			keys[j].idx = int32(j)
+			if k == i {
+				rows[j] = first
+				break
+			}
+			rows[j] = rows[k]
+			j = k
+		}
 	}
-	copy(rows, sorted)
 }

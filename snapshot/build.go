@@ -73,6 +73,12 @@ func (b *Build) CreateDomains(mapFingerprint string) (*Writer[data.DomainRow], e
 	return create[data.DomainRow](b.path(data.DomainsFile), smallRowGroup, meta...)
 }
 
+// CreateLinkWords starts link_words.parquet, rows in its order (by
+// domain id, then sites descending, then word).
+func (b *Build) CreateLinkWords() (*Writer[data.LinkWordRow], error) {
+	return create[data.LinkWordRow](b.path(data.LinkWordsFile), smallRowGroup)
+}
+
 // WriteLinkWords writes link_words.parquet at once; it returns the rows
 // written.
 func (b *Build) WriteLinkWords(rows []data.LinkWordRow) (int64, error) {

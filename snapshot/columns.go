@@ -25,18 +25,21 @@ type rankRow struct {
 	Rank   *int64 `parquet:"rank,optional"`
 }
 
-// Ranks maps each ranked domain of domains.parquet to its rank.
-func (f Files) Ranks() (map[string]int64, error) {
-	ranks := map[string]int64{}
-	err := each(f, data.DomainsFile, func(rows []rankRow) error {
+// EachRank calls fn with each ranked domain of domains.parquet and its
+// rank, in the file's order (id order: name order), streamed: a caller
+// that keeps them by its own index holds a few bytes a domain, not a
+// map of names.
+func (f Files) EachRank(fn func(domain string, rank int64) error) error {
+	return each(f, data.DomainsFile, func(rows []rankRow) error {
 		for _, r := range rows {
 			if r.Rank != nil {
-				ranks[r.Domain] = *r.Rank
+				if err := fn(r.Domain, *r.Rank); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
-	return ranks, err
 }
 
 // MapPositions reads the domain, map_x and map_y columns of

@@ -217,7 +217,7 @@ func (a *app) runRebuild(cmd *cobra.Command, fl rebuildFlags) error {
 	defer func() { release() }()
 	cleanSnapshotCopies(cmd.Context(), opts.Storage, a.logger)
 
-	store, err := openStore(a.DataDir, shard.Options{Graph: graph.Options{Logger: a.logger}, Create: fl.Create})
+	store, err := openStore(a.DataDir, shard.Options{Graph: rebuild.StoreOptions(graph.Options{Logger: a.logger}), Create: fl.Create})
 	if errors.Is(err, graph.ErrLocked) {
 		// A crawl (most likely) holds the store: it runs the rebuild and
 		// takes the rebuild lock itself.
