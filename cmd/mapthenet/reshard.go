@@ -54,9 +54,9 @@ for a store of one shard).`,
 				Platforms:        ps,
 				DefaultPlatforms: platformSuffixes(nil),
 				Logger:           a.logger,
-				Verify: func(old, nw *shard.Store) error {
+				Verify: func(old, nw *shard.Store, scratch string) error {
 					a.logger.Info("resharding: checking the new store against the old one")
-					return rebuild.SameContent(cmd.Context(), old, nw, a.DataDir)
+					return rebuild.SameContent(cmd.Context(), old, nw, scratch)
 				},
 			})
 			switch {
