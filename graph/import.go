@@ -14,7 +14,7 @@ import (
 
 // ImportDomain is one domain for Import: its whole state, out-edges by
 // target name and visit log, as another store's view held them
-// (Snapshot.ByName). Reshard (package shard) moves domains between
+// (NameOrder.Each). Reshard (package shard) moves domains between
 // stores this way.
 type ImportDomain struct {
 	State  data.DomainState // ID is ignored
