@@ -360,6 +360,26 @@ func TestImportMergesRecords(t *testing.T) {
 	}
 }
 
+// A target the store does not know takes the edge's DstFirstSeen, or
+// the edge's FirstSeen without one; a known target keeps its own.
+func TestImportTargetFirstSeen(t *testing.T) {
+	s := openMem(t)
+	must(t, s.Import([]ImportDomain{
+		{State: data.DomainState{Name: "a.test", FirstSeen: t0}, Edges: []ImportEdge{
+			{Dst: "given.test", FirstSeen: t0, LastSeen: t0, DstFirstSeen: t0.Add(time.Hour)},
+			{Dst: "edge.test", FirstSeen: t0.Add(2 * time.Hour), LastSeen: t0.Add(2 * time.Hour)},
+		}},
+		{State: data.DomainState{Name: "b.test", FirstSeen: t0}, Edges: []ImportEdge{
+			{Dst: "given.test", FirstSeen: t0, LastSeen: t0, DstFirstSeen: t0.Add(-time.Hour)},
+		}},
+	}))
+	for name, want := range map[string]time.Time{"given.test": t0.Add(time.Hour), "edge.test": t0.Add(2 * time.Hour)} {
+		if got := stateOf(t, s, name).FirstSeen; !got.Equal(want) {
+			t.Errorf("%s first seen %v, want %v", name, got, want)
+		}
+	}
+}
+
 // A sorted run cut short or removed under a loaded view is an error of
 // the walk, never a shorter walk.
 func TestNameOrderDamagedRun(t *testing.T) {

@@ -295,3 +295,43 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 		}
 	}
 }
+
+// A store whose visits were recorded out of their start order (two
+// writers) holds an edge first seen before its target: a reshard keeps the
+// target's first seen as it was, rather than take the edge's where it
+// makes the target anew, and so passes its check.
+func TestReshardKeepsFirstSeen(t *testing.T) {
+	dir := t.TempDir()
+	storeDir := filepath.Join(dir, "store")
+	r, err := shard.NewRouter(2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = "target.example"
+	var early, late string // early's shard is not the target's
+	for i := 0; early == "" || late == ""; i++ {
+		n := fmt.Sprintf("linker%d.example", i)
+		if early == "" && r.Of(n) != r.Of(target) {
+			early = n
+		} else if late == "" {
+			late = n
+		}
+	}
+	s, err := shard.Open(storeDir, shard.Options{Create: true, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*data.VisitResult{okVisit(late, 1, target), okVisit(early, 2, target)} {
+		if err := s.RecordVisits([]*data.VisitResult{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = shard.Reshard(storeDir, shard.ReshardOptions{Shards: 2,
+		Verify: func(a, b *shard.Store, scratch string) error { return SameContent(t.Context(), a, b, scratch) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

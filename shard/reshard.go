@@ -247,28 +247,42 @@ func copyInto(old *Store, to []*graph.Store, r Router, res *ReshardResult, sp gr
 		if afterSort != nil {
 			afterSort(k, sp.Dir)
 		}
-		readErr = no.Each(graph.NamedAll, func(nd *graph.Named) error {
-			// The walk reuses its buffers once a domain is done, and the
-			// batch is imported later: the visits' values are copied (the
-			// state's and edges' strings are the domain's own).
-			d := graph.ImportDomain{State: nd.State, Visits: make([]graph.RawVisit, len(nd.Visits))}
-			for j, v := range nd.Visits {
-				d.Visits[j] = graph.RawVisit{StartedAt: v.StartedAt, Value: bytes.Clone(v.Value)}
-			}
-			d.Edges = make([]graph.ImportEdge, len(nd.Edges))
-			for j, e := range nd.Edges {
-				d.Edges[j] = graph.ImportEdge{Dst: no.Name(e.Dst), FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
-					Nofollow: e.Nofollow, Sitewide: e.Sitewide, Words: e.Words}
-			}
-			i := r.Of(nd.State.Name)
-			batches[i] = append(batches[i], d)
-			edgesIn[i] += len(d.Edges)
-			res.Domains++
-			if len(batches[i]) >= batchDomains || edgesIn[i] >= batchEdges {
-				send(i)
+		// Each name's first seen in this shard, for the edges' targets
+		// (graph.ImportEdge.DstFirstSeen): 8 bytes a name, one walk more.
+		firstSeen := make([]int64, no.Len())
+		readErr = no.Each(graph.NamedState, func(nd *graph.Named) error {
+			if !nd.State.FirstSeen.IsZero() {
+				firstSeen[nd.Index] = nd.State.FirstSeen.UnixNano()
 			}
 			return nil
 		})
+		if readErr == nil {
+			readErr = no.Each(graph.NamedAll, func(nd *graph.Named) error {
+				// The walk reuses its buffers once a domain is done, and the
+				// batch is imported later: the visits' values are copied (the
+				// state's and edges' strings are the domain's own).
+				d := graph.ImportDomain{State: nd.State, Visits: make([]graph.RawVisit, len(nd.Visits))}
+				for j, v := range nd.Visits {
+					d.Visits[j] = graph.RawVisit{StartedAt: v.StartedAt, Value: bytes.Clone(v.Value)}
+				}
+				d.Edges = make([]graph.ImportEdge, len(nd.Edges))
+				for j, e := range nd.Edges {
+					d.Edges[j] = graph.ImportEdge{Dst: no.Name(e.Dst), FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
+						Nofollow: e.Nofollow, Sitewide: e.Sitewide, Words: e.Words}
+					if ns := firstSeen[e.Dst]; ns != 0 {
+						d.Edges[j].DstFirstSeen = time.Unix(0, ns).UTC()
+					}
+				}
+				i := r.Of(nd.State.Name)
+				batches[i] = append(batches[i], d)
+				edgesIn[i] += len(d.Edges)
+				res.Domains++
+				if len(batches[i]) >= batchDomains || edgesIn[i] >= batchEdges {
+					send(i)
+				}
+				return nil
+			})
+		}
 		if cerr := no.Close(); readErr == nil {
 			readErr = cerr
 		}
