@@ -475,8 +475,10 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 		return fleet.Part{}, fmt.Errorf("shard %d: %w", s, err)
 	}
 	partDir := filepath.Join(tmp, rebuild.PartDir(s))
+	// The view sorted through runs in tmp, beside the part (which is
+	// uploaded whole): memory stays a chunk whatever the shard's size.
 	part, err := rebuild.ExportPart(ctx, view, partDir, rebuild.PartInfo{Shard: s, Shards: h.o.Store.Shards(), AsOf: time.Now(),
-		Platforms: h.o.Store.Router().Platforms()})
+		Platforms: h.o.Store.Router().Platforms()}, graph.Spill{Dir: tmp})
 	view.Close()
 	if err != nil {
 		return fleet.Part{}, fmt.Errorf("shard %d: export: %w", s, err)

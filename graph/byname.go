@@ -9,8 +9,9 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// Named is one domain of a view, as ByName hands it out in name order.
-// Its slices are reused by the next call: copy what you keep.
+// Named is one domain of a view, as NameOrder.Each hands it out in name
+// order. Its slices (the visits' values too) are reused by the next call:
+// copy what you keep.
 type Named struct {
 	// Index is the domain's position in the view's name order, from 0
 	// (the order of Names).
@@ -41,29 +42,8 @@ type RawVisit struct {
 	Value     []byte
 }
 
-// ByName calls fn for every domain of the view in name order (byte order
-// of the names), each with its state, out-edges and visits. It is how a
-// shard is exported (rebuild.ExportPart) and resharded (shard.Reshard):
-// the store's ids are insertion order, so a consumer that wants names in
-// order (a k-way merge of shards) gets them without a sort of its own.
-//
-// Names on the removal list are left out, and edges to them dropped (a
-// removal an earlier process was cut off in: Open finishes it). Memory:
-// the view's domain records and visits are read into memory once (about
-// the size of their values in the store, a few bytes an edge) plus about
-// 30 bytes a domain; a shard's export costs its own size, not the whole
-// store's. ByName is LoadByName with no Spill and one NameOrder.Each of
-// every field (the local rebuild sorts through runs instead: NameOrder).
-func (sn *Snapshot) ByName(fn func(*Named) error) error {
-	no, err := sn.LoadByName(Spill{})
-	if err != nil {
-		return err
-	}
-	defer no.Close()
-	return no.Each(NamedAll, fn)
-}
-
-// Names returns the view's names in name order, as ByName numbers them.
+// Names returns the view's names in name order, as NameOrder.Each numbers
+// them (from the name keys alone, with no record read).
 func (sn *Snapshot) Names() (_ []string, err error) {
 	defer sn.guard(&err)
 	var out []string

@@ -13,7 +13,18 @@ import (
 	"github.com/mapthenet/mapthenet/data"
 )
 
-// nameView is a view's content keyed by name, the way ByName hands it out.
+// eachByName walks sn's view in name order with every field, sorted in
+// memory.
+func eachByName(sn *Snapshot, fn func(*Named) error) error {
+	no, err := sn.LoadByName(Spill{})
+	if err != nil {
+		return err
+	}
+	defer no.Close()
+	return no.Each(NamedAll, fn)
+}
+
+// nameView is a view's content keyed by name, the way Each hands it out.
 type nameView struct {
 	Names  []string
 	States map[string]data.DomainState // ID zeroed
@@ -29,9 +40,9 @@ func collectByName(t *testing.T, s *Store) nameView {
 	names, err := sn.Names()
 	must(t, err)
 	out := nameView{Names: names, States: map[string]data.DomainState{}}
-	must(t, sn.ByName(func(n *Named) error {
+	must(t, eachByName(sn, func(n *Named) error {
 		if names[n.Index] != n.State.Name {
-			return fmt.Errorf("index %d is %q in Names, %q in ByName", n.Index, names[n.Index], n.State.Name)
+			return fmt.Errorf("index %d is %q in Names, %q in Each", n.Index, names[n.Index], n.State.Name)
 		}
 		st := n.State
 		st.ID = 0
@@ -74,7 +85,7 @@ func fillSmall(t *testing.T, s *Store) {
 	must(t, s.RemoveDomain("gone.test", "asked", "dns", t0.Add(4*time.Hour)))
 }
 
-func TestByNameOrderAndContent(t *testing.T) {
+func TestNameOrderContent(t *testing.T) {
 	s := openMem(t)
 	fillSmall(t, s)
 	got := collectByName(t, s)
@@ -90,7 +101,7 @@ func TestByNameOrderAndContent(t *testing.T) {
 		g := got.States[st.Name]
 		st.ID = 0
 		if !reflect.DeepEqual(g, st) {
-			t.Errorf("%s: ByName state %+v, Domains %+v", st.Name, g, st)
+			t.Errorf("%s: Each state %+v, Domains %+v", st.Name, g, st)
 		}
 	}
 	var edges, visits []string
@@ -104,10 +115,10 @@ func TestByNameOrderAndContent(t *testing.T) {
 	slices.Sort(edges)
 	slices.Sort(visits)
 	if !slices.Equal(got.Edges, edges) {
-		t.Errorf("ByName edges\n%v\nwant\n%v", got.Edges, edges)
+		t.Errorf("Each edges\n%v\nwant\n%v", got.Edges, edges)
 	}
 	if !slices.Equal(got.Visits, visits) {
-		t.Errorf("ByName visits\n%v\nwant\n%v", got.Visits, visits)
+		t.Errorf("Each visits\n%v\nwant\n%v", got.Visits, visits)
 	}
 	if !got.States["mid.test"].FollowedIn || got.States["nofollow.test"].FollowedIn {
 		t.Errorf("FollowedIn: mid.test %v (want true), nofollow.test %v (want false)",
@@ -116,7 +127,7 @@ func TestByNameOrderAndContent(t *testing.T) {
 }
 
 // A loaded view walks as often as asked, after its view is closed, each
-// walk the same as ByName's in the fields it asks for and empty in the
+// walk the same as one of every field (in memory) in the fields it asks for and empty in the
 // others: in memory, and sorted through run files (one chunk, and a run
 // per few domains), whose Close removes them.
 func TestNameOrderEach(t *testing.T) {
@@ -126,7 +137,7 @@ func TestNameOrderEach(t *testing.T) {
 	sn, err := s.Snapshot()
 	must(t, err)
 	defer sn.Close()
-	must(t, sn.ByName(func(n *Named) error {
+	must(t, eachByName(sn, func(n *Named) error {
 		c := *n
 		c.Edges, c.Visits = slices.Clone(n.Edges), slices.Clone(n.Visits)
 		for i, v := range c.Visits {
@@ -164,7 +175,7 @@ func checkNameOrder(t *testing.T, sn *Snapshot, sp Spill, runs bool, all []Named
 		}()
 	}
 	if no.Len() != len(all) {
-		t.Fatalf("Len %d, ByName walks %d", no.Len(), len(all))
+		t.Fatalf("Len %d, a walk of every field walks %d", no.Len(), len(all))
 	}
 	check := func(fields NamedFields) {
 		t.Helper()
@@ -221,7 +232,7 @@ func checkNameOrder(t *testing.T, sn *Snapshot, sp Spill, runs bool, all []Named
 	}
 }
 
-// Import of every domain ByName lists makes a store whose view is the same
+// Import of every domain a walk in name order lists makes a store whose view is the same
 // (ids aside), removal list included.
 func TestImportRoundTrip(t *testing.T) {
 	src := openMem(t)
@@ -234,7 +245,7 @@ func TestImportRoundTrip(t *testing.T) {
 	names, err := sn.Names()
 	must(t, err)
 	var ds []ImportDomain
-	must(t, sn.ByName(func(n *Named) error {
+	must(t, eachByName(sn, func(n *Named) error {
 		d := ImportDomain{State: n.State}
 		for _, e := range n.Edges {
 			d.Edges = append(d.Edges, ImportEdge{Dst: names[e.Dst], FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
@@ -355,6 +366,26 @@ func TestImportMergesRecords(t *testing.T) {
 		}
 		if err := s.Import([]ImportDomain{{State: visited, Edges: edges}}); err == nil {
 			t.Error("a second record with out-edges was merged")
+		}
+	}
+}
+
+// A target the store does not know takes the edge's DstFirstSeen, or
+// the edge's FirstSeen without one; a known target keeps its own.
+func TestImportTargetFirstSeen(t *testing.T) {
+	s := openMem(t)
+	must(t, s.Import([]ImportDomain{
+		{State: data.DomainState{Name: "a.test", FirstSeen: t0}, Edges: []ImportEdge{
+			{Dst: "given.test", FirstSeen: t0, LastSeen: t0, DstFirstSeen: t0.Add(time.Hour)},
+			{Dst: "edge.test", FirstSeen: t0.Add(2 * time.Hour), LastSeen: t0.Add(2 * time.Hour)},
+		}},
+		{State: data.DomainState{Name: "b.test", FirstSeen: t0}, Edges: []ImportEdge{
+			{Dst: "given.test", FirstSeen: t0, LastSeen: t0, DstFirstSeen: t0.Add(-time.Hour)},
+		}},
+	}))
+	for name, want := range map[string]time.Time{"given.test": t0.Add(time.Hour), "edge.test": t0.Add(2 * time.Hour)} {
+		if got := stateOf(t, s, name).FirstSeen; !got.Equal(want) {
+			t.Errorf("%s first seen %v, want %v", name, got, want)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // ImportDomain is one domain for Import: its whole state, out-edges by
 // target name and visit log, as another store's view held them
-// (Snapshot.ByName). Reshard (package shard) moves domains between
+// (NameOrder.Each). Reshard (package shard) moves domains between
 // stores this way.
 type ImportDomain struct {
 	State  data.DomainState // ID is ignored
@@ -28,6 +28,12 @@ type ImportEdge struct {
 	FirstSeen, LastSeen time.Time
 	Nofollow, Sitewide  bool
 	Words               []string
+	// DstFirstSeen is the target's first seen in the store the edge comes
+	// from, which a target this store does not know takes (zero: the
+	// edge's FirstSeen). A store whose visits were recorded out of their
+	// start order (two writers) can hold an edge first seen before its
+	// target: a reshard keeps the target's first seen as it was.
+	DstFirstSeen time.Time
 }
 
 // Import writes domains in one transaction, all or nothing. A domain the
@@ -36,8 +42,9 @@ type ImportEdge struct {
 // shards' records: the state of the record with the later visit, the
 // earlier first seen, followed-in or seeded if either is; at most one of
 // the records may have out-edges. Visits are added. A target the store
-// does not know becomes a never-visited domain first seen when the edge
-// was; a followed edge marks its target FollowedIn. Names must be
+// does not know becomes a never-visited domain first seen at the edge's
+// DstFirstSeen (or when the edge was); a followed edge marks its target
+// FollowedIn. Names must be
 // normalised; removed ones are refused (ErrRemoved). A batch too large for
 // one transaction is refused whole (ErrBatchTooLarge): import fewer at once.
 func (s *Store) Import(ds []ImportDomain) error {
@@ -109,7 +116,11 @@ func (b *batch) importDomain(d *ImportDomain) error {
 		if _, gone := b.s.removed[e.Dst]; gone || e.Dst == name {
 			continue
 		}
-		dst, _, err := b.lookupOrCreate(e.Dst, e.FirstSeen)
+		seen := e.DstFirstSeen
+		if seen.IsZero() {
+			seen = e.FirstSeen
+		}
+		dst, _, err := b.lookupOrCreate(e.Dst, seen)
 		if err != nil {
 			return err
 		}

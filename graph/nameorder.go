@@ -16,17 +16,19 @@ import (
 	"github.com/mapthenet/mapthenet/internal/kway"
 )
 
-// NameOrder is a view's domains sorted into name order for ByName's walk,
-// which Each repeats as often as needed: a local rebuild sorts each shard
-// so once and walks it once per merged stream, with no export to files
-// between. It holds copies of the view's values, not the view itself: the
+// NameOrder is a view's domains sorted into name order, which Each walks
+// as often as needed: the store's ids are insertion order, so a consumer
+// that wants names in order (a k-way merge of shards: a shard's export,
+// rebuild.ExportPart, a local rebuild, a reshard) gets them without a sort
+// of its own. A local rebuild sorts each shard so once and walks it once
+// per merged stream, with no export to files between. It holds copies of the view's values, not the view itself: the
 // view may be closed once it is loaded. Each may run in several
 // goroutines at once. Close it when done.
 //
 // The store keeps a domain's record (state and out-edges) and its visits
 // under its id, in insertion order, so the sort is a sort of the whole
-// view's values. Held in memory (Spill without a Dir: ByName's way), it
-// costs about their size. With a Spill directory it is an external merge
+// view's values. Held in memory (Spill without a Dir), it costs about
+// their size. With a Spill directory it is an external merge
 // sort and memory stays bounded whatever the view's size: the values are
 // read in id order into chunks of at most Spill.ChunkBytes, each sorted by
 // name and written to a run file, and Each merges the runs (a view that
@@ -108,9 +110,16 @@ func (c *chunk) sort() {
 	slices.SortFunc(c.refs, func(a, b entryRef) int { return cmp.Compare(a.rank, b.rank) })
 }
 
-// LoadByName reads and sorts the view for ByName's walk: the name index,
-// the followed flags, and each domain's record with its visits, as sp
-// says (in memory, or spilled to sorted runs).
+// LoadByName reads and sorts the view into name order for Each: the name
+// index, the followed flags, and each domain's record with its visits, as
+// sp says (in memory, or spilled to sorted runs).
+//
+// Names on the removal list are left out, and edges to them dropped (a
+// removal an earlier process was cut off in: Open finishes it). Memory:
+// the name index (the names, and about 12 bytes a domain) and the
+// followed flags, plus the records and visits (about the size of their
+// values in the store, a few bytes an edge) in memory, or a chunk of them
+// with a Spill directory.
 func (sn *Snapshot) LoadByName(sp Spill) (_ *NameOrder, err error) {
 	defer sn.guard(&err)
 	ix, err := sn.nameIndex()
@@ -323,6 +332,11 @@ func (no *NameOrder) Names() []string {
 	return names
 }
 
+// Name is the name of position i of Each's walk (a Named's Index, or a
+// NamedEdge's Dst): from the name index the view holds anyway, so that a
+// consumer that wants edge targets by name needs no list of its own.
+func (no *NameOrder) Name(i uint32) string { return string(no.ix.name(int(i))) }
+
 // entry is one parsed entry; its slices are the entry's bytes.
 type entry struct {
 	rank, id uint32
@@ -447,9 +461,9 @@ func (no *NameOrder) cursors() ([]entryCursor, error) {
 	return cur, nil
 }
 
-// Each calls fn for every domain in name order, as ByName does, decoding
-// only fields of each: each field costs a walk over the records, and a
-// rebuild walks them several times. The names' order is checked where
+// Each calls fn for every domain in name order, decoding only fields of
+// each (NamedAll: its state, out-edges and visits): each field costs a
+// walk over the records, and a rebuild walks them several times. The names' order is checked where
 // they are decoded (NamedState, NamedName).
 func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 	ix := no.ix

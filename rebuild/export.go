@@ -26,16 +26,32 @@ type PartInfo struct {
 // targets, sorted; per (target, word) the count of its domains that used
 // the word in a followed link; its visit log. A merge of the K parts of a
 // store (Merge) is the whole store, with ids in name order. The view is
-// read once (graph.Snapshot.ByName: memory about the shard's size); the
-// files are written as it goes, with part.json last. The fleet's nodes
+// sorted into name order as sp says (graph.Snapshot.LoadByName): with a
+// Dir, a view larger than a chunk goes through sorted run files there, and
+// so do its link-word counts, so that memory stays a chunk and the name
+// index whatever the shard's size. The runs are removed when the export
+// ends; sp.Dir is the caller's, which removes what a killed export left
+// (keep it out of dir: the part is uploaded whole). The files are written
+// as the sorted view is walked, with part.json last. The fleet's nodes
 // call it for the shards they hold, then upload the directory
 // (objstore.UploadDir to parts/<rebuild id>/shard=NN/).
-func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info PartInfo) (*snapshot.Part, error) {
+func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info PartInfo, sp graph.Spill) (*snapshot.Part, error) {
 	pb, err := snapshot.CreatePart(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer pb.Abort() // after Commit, nothing
+	no, err := view.LoadByName(sp)
+	if err != nil {
+		return nil, fmt.Errorf("export of shard %d: %w", info.Shard, err)
+	}
+	defer no.Close()
+	return writePart(ctx, no, pb, info, sp)
+}
+
+// writePart writes the part of a view sorted into name order into pb,
+// counting its link words through a tally that spills as sp says.
+func writePart(ctx context.Context, no *graph.NameOrder, pb *snapshot.PartBuild, info PartInfo, sp graph.Spill) (*snapshot.Part, error) {
 	domains, err := pb.CreateDomains()
 	if err != nil {
 		return nil, err
@@ -51,11 +67,14 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 		return nil, err
 	}
 	defer func() { abortIfOpen(visits) }()
-	words := newLinkWordTally()
-	var states byteBlocks
+	words := tallyFor(sp)
+	// The writers hold rows a batch before they encode them, and the walk
+	// reuses its buffers once a domain is done: states and visits are
+	// copied into blocks.
+	var held byteBlocks
 	var stateBuf []byte
 	var n int64
-	err = view.ByName(func(nd *graph.Named) error {
+	err = no.Each(graph.NamedAll, func(nd *graph.Named) error {
 		if n%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -64,7 +83,7 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 		n++
 		i := int32(nd.Index)
 		stateBuf = graph.EncodeState(stateBuf[:0], &nd.State)
-		if err := domains.Add(data.PartDomainRow{Domain: nd.State.Name, State: states.copy(stateBuf)}); err != nil {
+		if err := domains.Add(data.PartDomainRow{Domain: nd.State.Name, State: held.copy(stateBuf)}); err != nil {
 			return err
 		}
 		for _, e := range nd.Edges {
@@ -80,8 +99,7 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 			}
 		}
 		for _, v := range nd.Visits {
-			// v.Value stays valid: ByName's buffer is never reused.
-			if err := visits.Add(data.PartVisitRow{Domain: i, StartedAt: v.StartedAt.UnixNano(), Visit: v.Value}); err != nil {
+			if err := visits.Add(data.PartVisitRow{Domain: i, StartedAt: v.StartedAt.UnixNano(), Visit: held.copy(v.Value)}); err != nil {
 				return err
 			}
 		}
@@ -117,7 +135,7 @@ func ExportPart(ctx context.Context, view *graph.Snapshot, dir string, info Part
 	if err := pb.Commit(m); err != nil {
 		return nil, err
 	}
-	return &snapshot.Part{Dir: dir, Manifest: *m}, nil
+	return &snapshot.Part{Dir: pb.Dir(), Manifest: *m}, nil
 }
 
 // abortIfOpen aborts a writer the export did not close.
@@ -128,7 +146,8 @@ func abortIfOpen[T any](w *snapshot.Writer[T]) {
 }
 
 // byteBlocks hands out copies of many small values from large blocks,
-// rather than an allocation each (a million states of a shard).
+// rather than an allocation each (a million states and visits of a
+// shard).
 type byteBlocks struct{ block []byte }
 
 func (b *byteBlocks) copy(p []byte) []byte {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
+	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/internal/kway"
 )
 
@@ -74,6 +75,17 @@ func spillTally(dir string, chunkBytes int) *linkWordTally {
 	t := newLinkWordTally()
 	t.spillDir, t.spillUses = dir, max(1, chunkBytes/8)
 	return t
+}
+
+// tallyFor is the tally of a walk of a view sorted as sp says: spilling
+// to runs in the view's scratch directory when it has one (a shard's uses
+// are 8 bytes per followed edge and word: they would grow with the store),
+// with the view's chunk.
+func tallyFor(sp graph.Spill) *linkWordTally {
+	if sp.Dir == "" {
+		return newLinkWordTally()
+	}
+	return spillTally(sp.Dir, cmp.Or(sp.ChunkBytes, graph.DefaultSpillChunk))
 }
 
 func (t *linkWordTally) add(dst uint32, words []string) error {

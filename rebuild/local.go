@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -77,14 +76,8 @@ func (li *localInput) domainCount() int64 { return int64(li.order.Len()) }
 func (li *localInput) countSource(n int64) string { return fmt.Sprintf("its view has %d", n) }
 
 // newTally is a link-word tally for a walk of the shard's edges, spilling
-// to runs when the view does (a shard's uses are 8 bytes per followed
-// edge and word: they would grow with the store).
-func (li *localInput) newTally() *linkWordTally {
-	if li.spill.Dir == "" {
-		return newLinkWordTally()
-	}
-	return spillTally(li.spill.Dir, cmp.Or(li.spill.ChunkBytes, graph.DefaultSpillChunk))
-}
+// to runs when the view does.
+func (li *localInput) newTally() *linkWordTally { return tallyFor(li.spill) }
 
 func (li *localInput) names() (rowCursor[partName], error) {
 	return feed(func(emit func(partName) error) error {

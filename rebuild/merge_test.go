@@ -14,7 +14,7 @@ import (
 )
 
 // exportOf records visits into a store of its own and exports it as part
-// shard of shards.
+// shard of shards, sorted through runs of a few domains each.
 func exportOf(t *testing.T, dir string, shard, shards int, vs ...*data.VisitResult) *snapshot.Part {
 	t.Helper()
 	s, err := graph.Open("", graph.Options{Create: true, InMemory: true, RecordCache: -1, MemTableSize: 4 << 20})
@@ -30,7 +30,8 @@ func exportOf(t *testing.T, dir string, shard, shards int, vs ...*data.VisitResu
 		t.Fatal(err)
 	}
 	defer sn.Close()
-	p, err := ExportPart(t.Context(), sn, filepath.Join(dir, PartDir(shard)), PartInfo{Shard: shard, Shards: shards, AsOf: asOf})
+	p, err := ExportPart(t.Context(), sn, filepath.Join(dir, PartDir(shard)), PartInfo{Shard: shard, Shards: shards, AsOf: asOf},
+		graph.Spill{Dir: t.TempDir(), ChunkBytes: 256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,12 +201,13 @@ func shardChunk(k int) int {
 const minShardChunk = 8 << 20
 
 // exportShards exports every shard of views to dir/shard=NN/ (PartDir),
-// one shard per core at a time, views taken at asOf.
+// one shard per core at a time, views taken at asOf, each sorted through
+// runs in dir itself (beside the parts).
 func exportShards(ctx context.Context, views *shard.Snapshot, dir string, asOf time.Time) ([]*snapshot.Part, error) {
 	parts := make([]*snapshot.Part, views.Shards())
 	err := parallel(ctx, views.Shards(), func(i int) error {
 		p, err := ExportPart(ctx, views.Shard(i), filepath.Join(dir, PartDir(i)),
-			PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf})
+			PartInfo{Shard: i, Shards: views.Shards(), AsOf: asOf}, graph.Spill{Dir: dir})
 		if err != nil {
 			return fmt.Errorf("exporting shard %d: %w", i, err)
 		}

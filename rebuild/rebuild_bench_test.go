@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -140,4 +143,76 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkExportPart exports the store at $MAPTHENET_BENCH_STORE (one
+// shard, opened read-only) as a part, its view sorted in memory and
+// through runs on disk (the default chunk, and 8 MiB), and reports the
+// largest live heap seen while it ran (sampled every millisecond; the
+// store's own caches included):
+//
+//	MAPTHENET_BENCH_STORE=/tmp/benchdata/store-M go test ./rebuild -run '^$' \
+//	    -bench ExportPart -benchtime 1x -count 2
+func BenchmarkExportPart(b *testing.B) {
+	path := os.Getenv("MAPTHENET_BENCH_STORE")
+	if path == "" {
+		b.Skip("MAPTHENET_BENCH_STORE is not set")
+	}
+	s, err := graph.Open(path, graph.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name  string
+		chunk int // -1: in memory
+	}{{"memory", -1}, {"runs", 0}, {"runs-8MiB", 8 << 20}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				sp := graph.Spill{Dir: dir, ChunkBytes: c.chunk}
+				if c.chunk < 0 {
+					sp = graph.Spill{}
+				}
+				sn, err := s.Snapshot()
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				stop := sampleHeap()
+				p, err := ExportPart(context.Background(), sn, filepath.Join(dir, PartDir(0)), PartInfo{Shards: 1, AsOf: asOf}, sp)
+				peak := stop()
+				sn.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+				b.ReportMetric(float64(p.Manifest.Counts[data.PartEdgesFile]), "edges")
+			}
+		})
+	}
+}
+
+// sampleHeap samples the live heap every millisecond until the function
+// it returns is called, which returns the largest seen.
+func sampleHeap() func() uint64 {
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var most uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			most = max(most, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				peak <- most
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-peak }
 }

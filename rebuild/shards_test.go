@@ -169,7 +169,8 @@ func TestShardedSnapshotBytes(t *testing.T) {
 
 // Resharding 1→8→3 keeps the store's content: each reshard is checked by
 // SameContent before it swaps, and the rebuilds of the three give the
-// same snapshot files, byte for byte.
+// same snapshot files, byte for byte. The first reshard sorts the old
+// shard through runs of a few domains each, the second in one chunk.
 func TestReshardKeepsSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
@@ -182,9 +183,10 @@ func TestReshardKeepsSnapshot(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []int{8, 3} {
-		res, err := shard.Reshard(storeDir, shard.ReshardOptions{Shards: k, Platforms: []string{"github.io"},
-			Verify: func(a, b *shard.Store) error { return SameContent(t.Context(), a, b, dir) }})
+	for _, c := range []struct{ k, sortChunk int }{{8, 512}, {3, 0}} {
+		k := c.k
+		res, err := shard.Reshard(storeDir, shard.ReshardOptions{Shards: k, Platforms: []string{"github.io"}, SortChunk: c.sortChunk,
+			Verify: func(a, b *shard.Store, scratch string) error { return SameContent(t.Context(), a, b, scratch) }})
 		if err != nil {
 			t.Fatalf("reshard to %d: %v", k, err)
 		}
@@ -237,7 +239,8 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 		parts := make([]*snapshot.Part, k)
 		orders := make([]*graph.NameOrder, k)
 		for i := range k {
-			if parts[i], err = ExportPart(t.Context(), views.Shard(i), filepath.Join(dir, "parts", PartDir(i)), PartInfo{Shard: i, Shards: k, AsOf: asOf}); err != nil {
+			if parts[i], err = ExportPart(t.Context(), views.Shard(i), filepath.Join(dir, "parts", PartDir(i)), PartInfo{Shard: i, Shards: k, AsOf: asOf},
+				graph.Spill{Dir: t.TempDir(), ChunkBytes: 512}); err != nil {
 				t.Fatal(err)
 			}
 			if orders[i], err = views.Shard(i).LoadByName(graph.Spill{Dir: t.TempDir(), ChunkBytes: 512}); err != nil {
@@ -290,5 +293,45 @@ func TestLocalMergeMatchesParts(t *testing.T) {
 		if err := local.Edges(func(*data.EdgeRecord) error { return nil }); err == nil {
 			t.Errorf("K=%d: edges read after ReleaseEdges", k)
 		}
+	}
+}
+
+// A store whose visits were recorded out of their start order (two
+// writers) holds an edge first seen before its target: a reshard keeps the
+// target's first seen as it was, rather than take the edge's where it
+// makes the target anew, and so passes its check.
+func TestReshardKeepsFirstSeen(t *testing.T) {
+	dir := t.TempDir()
+	storeDir := filepath.Join(dir, "store")
+	r, err := shard.NewRouter(2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = "target.example"
+	var early, late string // early's shard is not the target's
+	for i := 0; early == "" || late == ""; i++ {
+		n := fmt.Sprintf("linker%d.example", i)
+		if early == "" && r.Of(n) != r.Of(target) {
+			early = n
+		} else if late == "" {
+			late = n
+		}
+	}
+	s, err := shard.Open(storeDir, shard.Options{Create: true, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*data.VisitResult{okVisit(late, 1, target), okVisit(early, 2, target)} {
+		if err := s.RecordVisits([]*data.VisitResult{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = shard.Reshard(storeDir, shard.ReshardOptions{Shards: 2,
+		Verify: func(a, b *shard.Store, scratch string) error { return SameContent(t.Context(), a, b, scratch) }})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

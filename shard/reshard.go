@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,14 +25,23 @@ type ReshardOptions struct {
 	// Verify, when set, compares the old store with the new one before
 	// the new one takes its place (the command checks that both merge
 	// into the same snapshot content: rebuild.SameContent); an error
-	// leaves the old store in place and removes the new one.
-	Verify func(old, new *Store) error
+	// leaves the old store in place and removes the new one. scratch is a
+	// directory for its files, removed after the reshard (and, after a
+	// kill, by the next reshard).
+	Verify func(old, new *Store, scratch string) error
 	// DefaultPlatforms are the platforms a store of one shard is given
 	// when Platforms is nil.
 	DefaultPlatforms []string
 	Logger           *slog.Logger
 	// Now names the old store's directory after the swap (store.old-<time>).
 	Now time.Time
+	// SortChunk is the chunk of each old shard's sort into name order
+	// (graph.Spill.ChunkBytes; 0: graph.DefaultSpillChunk).
+	SortChunk int
+
+	// afterSort, in tests, is called with the scratch directory once old
+	// shard k is sorted into name order, before it is copied.
+	afterSort func(k int, scratch string)
 }
 
 // ReshardResult says what a reshard did.
@@ -46,11 +56,13 @@ type ReshardResult struct {
 // does makes it fail with graph.ErrLocked), copies every shard's records,
 // in name order, into a new store made beside it (every domain into its
 // shard under the new routing; a name several shards know is merged as a
-// rebuild merges it), checks the new store with opts.Verify, and only then
+// rebuild merges it: each old shard is sorted into name order through run
+// files in a scratch directory beside dir, .NAME.reshard-sort-*, removed
+// at the end), checks the new store with opts.Verify, and only then
 // swaps the two directories in one step (renameat2 RENAME_EXCHANGE): dir is
 // the old store or the new one, never neither. The old one is kept as
 // dir.old-<time>, for the operator to remove. A reshard cut off before the
-// swap leaves dir as it was (and a .NAME.reshard-* directory, which the
+// swap leaves dir as it was (and .NAME.reshard-* directories, which the
 // next reshard removes); cut off just after it, the old store is left
 // under dir.reshard-<time>, whole.
 func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
@@ -96,6 +108,12 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}
+	scratch, err := os.MkdirTemp(parent, "."+base+".reshard-sort-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	sp := graph.Spill{Dir: scratch, ChunkBytes: opts.SortChunk}
 	res := &ReshardResult{From: old.Shards(), To: r.Shards()}
 	log.Info("resharding: copying the store", "from", res.From, "to", res.To, "into", tmp)
 	if r.Shards() == 1 {
@@ -104,7 +122,7 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = copyInto(old, []*graph.Store{s}, r, res)
+		err = copyInto(old, []*graph.Store{s}, r, res, sp, opts.afterSort)
 		if cerr := s.Close(); err == nil {
 			err = cerr
 		}
@@ -119,7 +137,7 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = copyInto(old, nw.shards, r, res)
+		err = copyInto(old, nw.shards, r, res, sp, opts.afterSort)
 		if cerr := nw.Close(); err == nil {
 			err = cerr
 		}
@@ -132,7 +150,7 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the new store does not open: %w", err)
 		}
-		err = opts.Verify(old, nw)
+		err = opts.Verify(old, nw, scratch)
 		nw.Close()
 		if err != nil {
 			return nil, fmt.Errorf("the new store does not hold what the old one does (the old one is unchanged): %w", err)
@@ -178,10 +196,11 @@ func Reshard(dir string, opts ReshardOptions) (*ReshardResult, error) {
 }
 
 // copyInto copies every record of old's shards into the new shards,
-// routed by r: each old shard is read in name order (graph.Snapshot.ByName,
-// one shard in memory at a time) and each new shard imports its domains
+// routed by r: each old shard is sorted into name order as sp says
+// (graph.Snapshot.LoadByName: through run files, memory a chunk and the
+// shard's name index) and walked, and each new shard imports its domains
 // in batches on its own goroutine.
-func copyInto(old *Store, to []*graph.Store, r Router, res *ReshardResult) error {
+func copyInto(old *Store, to []*graph.Store, r Router, res *ReshardResult, sp graph.Spill, afterSort func(k int, scratch string)) error {
 	removals, err := old.Removals()
 	if err != nil {
 		return err
@@ -220,28 +239,53 @@ func copyInto(old *Store, to []*graph.Store, r Router, res *ReshardResult) error
 	}
 	var readErr error
 	for k := range sn.Shards() {
-		v := sn.Shard(k)
-		names, err := v.Names()
+		no, err := sn.Shard(k).LoadByName(sp)
 		if err != nil {
-			readErr = err
+			readErr = fmt.Errorf("shard %d: %w", k, err)
 			break
 		}
-		readErr = v.ByName(func(nd *graph.Named) error {
-			d := graph.ImportDomain{State: nd.State, Visits: append([]graph.RawVisit(nil), nd.Visits...)}
-			d.Edges = make([]graph.ImportEdge, len(nd.Edges))
-			for j, e := range nd.Edges {
-				d.Edges[j] = graph.ImportEdge{Dst: names[e.Dst], FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
-					Nofollow: e.Nofollow, Sitewide: e.Sitewide, Words: e.Words}
-			}
-			i := r.Of(nd.State.Name)
-			batches[i] = append(batches[i], d)
-			edgesIn[i] += len(d.Edges)
-			res.Domains++
-			if len(batches[i]) >= batchDomains || edgesIn[i] >= batchEdges {
-				send(i)
+		if afterSort != nil {
+			afterSort(k, sp.Dir)
+		}
+		// Each name's first seen in this shard, for the edges' targets
+		// (graph.ImportEdge.DstFirstSeen): 8 bytes a name, one walk more.
+		firstSeen := make([]int64, no.Len())
+		readErr = no.Each(graph.NamedState, func(nd *graph.Named) error {
+			if !nd.State.FirstSeen.IsZero() {
+				firstSeen[nd.Index] = nd.State.FirstSeen.UnixNano()
 			}
 			return nil
 		})
+		if readErr == nil {
+			readErr = no.Each(graph.NamedAll, func(nd *graph.Named) error {
+				// The walk reuses its buffers once a domain is done, and the
+				// batch is imported later: the visits' values are copied (the
+				// state's and edges' strings are the domain's own).
+				d := graph.ImportDomain{State: nd.State, Visits: make([]graph.RawVisit, len(nd.Visits))}
+				for j, v := range nd.Visits {
+					d.Visits[j] = graph.RawVisit{StartedAt: v.StartedAt, Value: bytes.Clone(v.Value)}
+				}
+				d.Edges = make([]graph.ImportEdge, len(nd.Edges))
+				for j, e := range nd.Edges {
+					d.Edges[j] = graph.ImportEdge{Dst: no.Name(e.Dst), FirstSeen: e.FirstSeen, LastSeen: e.LastSeen,
+						Nofollow: e.Nofollow, Sitewide: e.Sitewide, Words: e.Words}
+					if ns := firstSeen[e.Dst]; ns != 0 {
+						d.Edges[j].DstFirstSeen = time.Unix(0, ns).UTC()
+					}
+				}
+				i := r.Of(nd.State.Name)
+				batches[i] = append(batches[i], d)
+				edgesIn[i] += len(d.Edges)
+				res.Domains++
+				if len(batches[i]) >= batchDomains || edgesIn[i] >= batchEdges {
+					send(i)
+				}
+				return nil
+			})
+		}
+		if cerr := no.Close(); readErr == nil {
+			readErr = cerr
+		}
 		if readErr != nil {
 			readErr = fmt.Errorf("shard %d: %w", k, readErr)
 			break

@@ -28,7 +28,9 @@ as a rebuild would, and the merged domains, edges, visits and link-word
 counts compared), and only then swaps the two directories in one step:
 <data-dir>/store is the old store or the new one, never neither. The old
 store is kept as store.old-TIME: remove it when the new one has served a
-crawl and a rebuild. It needs room for a second copy of the store.
+crawl and a rebuild. It needs room for a second copy of the store, and
+for its scratch files: shards sorted by name and the check's parts, in
+.store.reshard-sort-* beside the store, removed when it ends.
 
 Domains are routed to shards by --platform (each SUFFIX's sites in one
 shard), by default the store's own routing (or the crawl's default table
@@ -54,9 +56,9 @@ for a store of one shard).`,
 				Platforms:        ps,
 				DefaultPlatforms: platformSuffixes(nil),
 				Logger:           a.logger,
-				Verify: func(old, nw *shard.Store) error {
+				Verify: func(old, nw *shard.Store, scratch string) error {
 					a.logger.Info("resharding: checking the new store against the old one")
-					return rebuild.SameContent(cmd.Context(), old, nw, a.DataDir)
+					return rebuild.SameContent(cmd.Context(), old, nw, scratch)
 				},
 			})
 			switch {

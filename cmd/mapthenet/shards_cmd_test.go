@@ -58,6 +58,10 @@ func TestShardsCommands(t *testing.T) {
 	if len(olds) != 1 {
 		t.Errorf("the old store kept as %v, want one store.old-*", olds)
 	}
+	// Its scratch (sorted runs, the check's parts) and staging are gone.
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("the reshard left %v in the data directory", left)
+	}
 	if code, out, errOut := runIn(t, dir, "store", "verify"); code != 0 {
 		t.Errorf("verify after reshard: exit %d: %s %s", code, out, errOut)
 	}
