@@ -61,10 +61,16 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 
 	perm := makeLarge[uint32](most*len(shards), most*len(shards))
 	sorted := makeLarge[string](n, n)
-	for newID, it := range items {
-		perm[it.id] = uint32(newID)
-		sorted[newID] = name(it.id)
-	}
+	// Two random accesses an item (its old id's perm entry, its name's
+	// header): the items are cut into stretches, one a worker.
+	wn := max(1, min(workers, n/parallelMinEdges))
+	parallel.Run(wn, func(k int) {
+		for newID := k * n / wn; newID < (k+1)*n/wn; newID++ {
+			it := items[newID]
+			perm[it.id] = uint32(newID)
+			sorted[newID] = name(it.id)
+		}
+	})
 	items = nil
 	m := len(src)
 	wk := max(1, min(workers, m/parallelMinEdges))

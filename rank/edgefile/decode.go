@@ -55,6 +55,7 @@ type reader struct {
 	nm     *names
 	maxDef [2]byte // of src and dst
 	hashes [window]uint64
+	runs   []int // sources' runs of equal names (window at most)
 	sink   uint32
 	prev   []byte // src: the last name interned, and its id
 	prevID uint32
@@ -247,28 +248,65 @@ func emptyNameError(row int64) error { return fmt.Errorf("row %d: empty domain n
 
 // sources interns the src names lo..hi-1 of a page whose name 0 is at
 // file row first. Edge files are often grouped by source, so a name equal
-// to the one before it takes its id without a lookup.
+// to the one before it takes its id without a lookup; the first name of
+// each run is looked up as targets does (hashed, its slot touched in
+// groups, then looked up), because a new source is most often a new name
+// and its slot a cache miss.
 func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 	t := r.st.t
 	t.enter()
 	defer t.exit(r.nm)
 	out := t.src[first:]
-	for i := lo; i < hi; i++ {
+	// The runs of equal names: runs[k] is the first row of run k.
+	runs, hs := r.runs[:0], r.hashes[:0]
+	prev := unsafe.String(unsafe.SliceData(r.prev), len(r.prev))
+	i := lo
+	for ; i < hi && len(prev) > 0; i++ { // the run the last window ended in
+		if p.name(i) != prev {
+			break
+		}
+		out[i] = r.prevID
+	}
+	for ; i < hi; i++ {
 		s := p.name(i)
-		if len(r.prev) > 0 && s == unsafe.String(&r.prev[0], len(r.prev)) {
-			out[i] = r.prevID
+		if len(runs) > 0 && s == prev {
 			continue
 		}
 		if s == "" {
 			return emptyNameError(first + int64(i))
 		}
-		id, err := t.id(r.nm, s, t.hash(s))
-		if err != nil {
-			return err
-		}
-		out[i] = id
-		r.prev, r.prevID = append(r.prev[:0], s...), id
+		runs = append(runs, i)
+		hs = append(hs, t.hash(s))
+		prev = s
 	}
+	r.runs = runs
+	if len(runs) == 0 {
+		return nil
+	}
+	const group = 16
+	var sink uint32
+	for g := 0; g < len(runs); g += group {
+		end := min(g+group, len(runs))
+		for k := g; k < end; k++ {
+			sink += t.touch(hs[k])
+		}
+		for k := g; k < end; k++ {
+			id, err := t.id(r.nm, p.name(runs[k]), hs[k])
+			if err != nil {
+				return err
+			}
+			stop := hi
+			if k+1 < len(runs) {
+				stop = runs[k+1]
+			}
+			for j := runs[k]; j < stop; j++ {
+				out[j] = id
+			}
+			r.prevID = id
+		}
+	}
+	r.sink += sink
+	r.prev = append(r.prev[:0], p.name(runs[len(runs)-1])...)
 	return nil
 }
 

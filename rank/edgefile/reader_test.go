@@ -99,3 +99,38 @@ func writeZstd[T any](t *testing.T, path string, rows []T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadSourceRuns: sources are looked up once a run of equal names;
+// runs of every length from 1 up, names that come back after others, and
+// runs across the lookups' windows and pages all get their own name's id.
+func TestReadSourceRuns(t *testing.T) {
+	type row struct {
+		Src string `parquet:"src"`
+		Dst string `parquet:"dst"`
+	}
+	const rows = 50_000
+	want := make([]row, 0, rows)
+	for run := 0; len(want) < rows; run++ {
+		src := fmt.Sprintf("s%d.example", (run*7919)%1301) // back after other names
+		for range 1 + (run*13)%37 {
+			want = append(want, row{src, fmt.Sprintf("d%d.example", len(want)%977)})
+		}
+	}
+	path := filepath.Join(t.TempDir(), "runs.parquet")
+	writeZstd(t, path, want)
+	for _, workers := range []int{1, 2} {
+		el, err := Read(context.Background(), path, ReadOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := func(id uint32) string { return el.Names[id%uint32(len(el.Names))][id/uint32(len(el.Names))] }
+		if len(el.Src) != len(want) {
+			t.Fatalf("%d workers: %d edges, want %d", workers, len(el.Src), len(want))
+		}
+		for i, r := range want {
+			if s, d := name(el.Src[i]), name(el.Dst[i]); s != r.Src || d != r.Dst {
+				t.Fatalf("%d workers: row %d is %s -> %s, want %s -> %s", workers, i, s, d, r.Src, r.Dst)
+			}
+		}
+	}
+}

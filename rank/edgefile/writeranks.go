@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -62,24 +64,50 @@ func WriteRanks(outPath string, t Ranked, workers int) error {
 		}
 	}
 	ranked := len(order)
+	rank := func(i int) int64 {
+		if i < ranked {
+			return int64(i + 1)
+		}
+		return 0
+	}
 	if names == nil {
-		return writeRankFile(outPath, rows, workers, func(i int, v uint32) data.RankIDRow {
-			r := data.RankIDRow{ID: int64(v), Score: t.Scores[v], InDomains: int64(t.InDomains(v)), OutDomains: int64(t.OutDomains[v])}
-			if i < ranked {
-				r.Rank = int64(i + 1)
+		return writeRankFile(outPath, rows, workers, func(out []data.RankIDRow, first int, vs []uint32) {
+			for j, v := range vs {
+				out[j] = data.RankIDRow{ID: int64(v), Rank: rank(first + j)}
 			}
-			return r
+			for j, v := range vs {
+				out[j].Score = t.Scores[v]
+			}
+			for j, v := range vs {
+				out[j].OutDomains = int64(t.OutDomains[v])
+			}
+			for j, v := range vs {
+				out[j].InDomains = int64(t.InDomains(v))
+			}
 		})
 	}
 	sortByName(rows[ranked:], names, workers)
-	return writeRankFile(outPath, rows, workers, func(i int, v uint32) data.RankRow {
-		r := data.RankRow{Domain: names[v], Score: t.Scores[v], InDomains: int64(t.InDomains(v)), OutDomains: int64(t.OutDomains[v])}
-		if i < ranked {
-			r.Rank = int64(i + 1)
+	return writeRankFile(outPath, rows, workers, func(out []data.RankRow, first int, vs []uint32) {
+		for j, v := range vs {
+			out[j] = data.RankRow{Domain: names[v], Rank: rank(first + j)}
 		}
-		return r
+		for j, v := range vs {
+			out[j].Score = t.Scores[v]
+		}
+		for j, v := range vs {
+			out[j].OutDomains = int64(t.OutDomains[v])
+		}
+		for j, v := range vs {
+			out[j].InDomains = int64(t.InDomains(v))
+		}
 	})
 }
+
+// A rowFiller fills out[j] with the row of node vs[j], row first+j of the
+// file. Rows in rank order visit the nodes at random, so each column is
+// gathered in a loop of its own: the loads of a tight loop overlap their
+// cache misses, where one loop building whole rows waited on four a row.
+type rowFiller[T any] func(out []T, first int, vs []uint32)
 
 // sortByName sorts ids by their names (distinct: no two ids share one).
 // It was a single-threaded comparison sort that took 5 CPU-seconds for the
@@ -195,11 +223,12 @@ func radixPrefixed(a, buf []prefixed) []prefixed {
 	return a
 }
 
-// writeRankFile writes row(i, rows[i]) for every i to outPath.
+// writeRankFile writes the rows fill makes of rows (row i of node rows[i])
+// to outPath.
 // The file is written atomically (atomicfile.Write, 0644).
-func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i int, v uint32) T) error {
+func writeRankFile[T any](outPath string, rows []uint32, workers int, fill rowFiller[T]) error {
 	err := atomicfile.Write(outPath, 0o644, func(tmp *os.File) error {
-		return fillRankFile(tmp, rows, workers, row)
+		return fillRankFile(tmp, rows, workers, fill)
 	})
 	if err != nil {
 		return fmt.Errorf("rank: writing %s: %w", outPath, err)
@@ -207,31 +236,64 @@ func writeRankFile[T any](outPath string, rows []uint32, workers int, row func(i
 	return nil
 }
 
-func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, row func(i int, v uint32) T) error {
+// fillRankFile encodes the parts on up to workers goroutines and copies
+// them into the file in order as they come: the copy of one part overlaps
+// the encoding of the next ones (at most workers+1 parts are held
+// encoded and not yet written).
+func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, fill rowFiller[T]) error {
 	w := parquet.NewGenericWriter[T](tmp, rankWriterOptions()...)
 	nparts := (len(rows) + writePartRows - 1) / writePartRows
-	workers = max(1, workers)
-	for first := 0; first < nparts; first += workers {
-		k := min(workers, nparts-first)
-		parts := make([][]byte, k)
-		errs := make([]error, k)
-		parallel.Run(k, func(i int) {
-			lo := (first + i) * writePartRows
-			hi := min(len(rows), lo+writePartRows)
-			parts[i], errs[i] = encodeRankPart(rows, lo, hi, row)
-		})
-		for i, part := range parts {
-			if errs[i] != nil {
-				return errs[i]
-			}
-			f, err := parquet.OpenFile(bytes.NewReader(part), int64(len(part)))
-			if err != nil {
-				return err
-			}
-			for _, rg := range f.RowGroups() {
-				if _, err := w.WriteRowGroup(rg); err != nil {
-					return err
+	workers = max(1, min(workers, nparts))
+	type encoded struct {
+		part []byte
+		err  error
+	}
+	done := make([]chan encoded, nparts)
+	for i := range done {
+		done[i] = make(chan encoded, 1) // never blocks its encoder
+	}
+	held := make(chan struct{}, workers+1)
+	stop := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case held <- struct{}{}:
+				case <-stop:
+					return
 				}
+				// Parts are taken in order after a slot: the part the
+				// writer waits for is always taken or takes the next
+				// free slot.
+				i := int(next.Add(1) - 1)
+				if i >= nparts {
+					return
+				}
+				lo := i * writePartRows
+				part, err := encodeRankPart(rows, lo, min(len(rows), lo+writePartRows), fill)
+				done[i] <- encoded{part, err}
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for i := range nparts {
+		e := <-done[i]
+		<-held
+		if e.err != nil {
+			return e.err
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(e.part), int64(len(e.part)))
+		if err != nil {
+			return err
+		}
+		for _, rg := range f.RowGroups() {
+			if _, err := w.WriteRowGroup(rg); err != nil {
+				return err
 			}
 		}
 	}
@@ -240,18 +302,16 @@ func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, row func(i in
 
 // encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
 // in memory.
-func encodeRankPart[T any](rows []uint32, lo, hi int, row func(i int, v uint32) T) ([]byte, error) {
+func encodeRankPart[T any](rows []uint32, lo, hi int, fill rowFiller[T]) ([]byte, error) {
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[T](&buf, rankWriterOptions()...)
 	const batch = 8192
-	out := make([]T, 0, batch)
-	for i := lo; i < hi; i++ {
-		out = append(out, row(i, rows[i]))
-		if len(out) == batch || i == hi-1 {
-			if _, err := w.Write(out); err != nil {
-				return nil, err
-			}
-			out = out[:0]
+	out := make([]T, batch)
+	for i := lo; i < hi; i += batch {
+		n := min(batch, hi-i)
+		fill(out[:n], i, rows[i:i+n])
+		if _, err := w.Write(out[:n]); err != nil {
+			return nil, err
 		}
 	}
 	if err := w.Close(); err != nil {
