@@ -162,7 +162,8 @@ func Restore(dir string, r io.Reader, log *slog.Logger) error {
 			return fmt.Errorf("shard: restore: unexpected entry %q in the backup", h.Name)
 		}
 		sdir := filepath.Join(tmp, ShardDir(i))
-		if err := graph.Restore(sdir, tr, log); err != nil {
+		// Checked below, by opening it as its shard.
+		if err := graph.RestoreWith(sdir, tr, graph.Options{Logger: log}); err != nil {
 			return fmt.Errorf("shard %d: %w", i, err)
 		}
 		restored[i] = true
@@ -202,7 +203,8 @@ func RestoreShard(dir string, i int, r io.Reader, log *slog.Logger) error {
 		return fmt.Errorf("shard: shard %d of a store of %d", i, l.Shards)
 	}
 	sdir := filepath.Join(dir, ShardDir(i))
-	if err := graph.Restore(sdir, r, log); err != nil {
+	// Checked below, by opening it as shard i.
+	if err := graph.RestoreWith(sdir, r, graph.Options{Logger: log}); err != nil {
 		return err
 	}
 	s, err := openShard(dir, l, i, graph.Options{Logger: log, NameCache: -1, RecordCache: -1})
@@ -299,6 +301,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, log *slog.Logger) error {
 	}
 	gopts := s.gopts
 	gopts.Logger = log
+	// Checked below, by opening it as shard i (graph.RestoreWith).
 	if err := graph.RestoreWith(staged, r, gopts); err != nil {
 		os.RemoveAll(staged)
 		return err
