@@ -273,7 +273,7 @@ func (h *Handler) restore(ctx context.Context, s int, p *fleet.ShardState) error
 		return fmt.Errorf("shard %d: opening its backup: %w", s, err)
 	}
 	defer obj.Close()
-	if err := h.o.Store.ReplaceShard(s, obj, h.o.Logger); err != nil {
+	if err := h.o.Store.ReplaceShard(s, obj, obj.Size(), h.o.Logger); err != nil {
 		return fmt.Errorf("shard %d: restoring its backup %s: %w", s, p.Backup, err)
 	}
 	h.o.Logger.Info("restored shard from its last owner's backup", "shard", s, "backup", p.Backup,
