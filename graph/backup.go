@@ -64,8 +64,9 @@ const backupList = 1 << 20
 
 // backupWriter batches a backup's keys and values into pb.KVLists and
 // writes each with its length before it. Keys and values are copied into
-// one slab of backupList bytes (one larger than that gets its own), and
-// the slab, the list and the output buffer are reused from list to list.
+// one slab, from 64 KiB growing to backupList bytes (one larger than the
+// slab gets its own copy), and the slab, the list and the output buffer
+// are reused from list to list.
 type backupWriter struct {
 	w    io.Writer
 	slab []byte
@@ -80,13 +81,13 @@ type backupWriter struct {
 func (b *backupWriter) add(item *badger.Item, v []byte) error {
 	key := item.Key()
 	size := len(key) + len(v) + 1
-	if b.n > 0 && b.size+size > backupList {
+	if b.n > 0 && (b.size+size > backupList || len(b.slab)+size > cap(b.slab)) {
 		if err := b.flush(); err != nil {
 			return err
 		}
 	}
 	if b.slab == nil {
-		b.slab = make([]byte, 0, backupList)
+		b.slab = make([]byte, 0, 64<<10)
 	}
 	copyOf := func(p []byte) []byte {
 		if len(b.slab)+len(p) > cap(b.slab) {
@@ -122,6 +123,11 @@ func (b *backupWriter) flush() error {
 	b.out = out
 	for _, kv := range b.kvs[:b.n] {
 		*kv = pb.KV{} // the slab is reused: no list keeps pointing into it
+	}
+	if len(b.slab) > cap(b.slab)/2 && cap(b.slab) < backupList {
+		// A store that fills its slab gets a bigger one, up to backupList:
+		// a small store's backup allocates (and zeroes) 64 KiB, not 1 MiB.
+		b.slab = make([]byte, 0, min(2*cap(b.slab), backupList))
 	}
 	b.n, b.size, b.slab = 0, 0, b.slab[:0]
 	_, err = b.w.Write(out)
