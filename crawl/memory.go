@@ -22,33 +22,20 @@ import (
 const DefaultMemoryLimit = 768 << 20
 
 // heapHolder is a store that says how much heap it holds for itself
-// (*shard.Store: graph.Store.HeapHeld of each shard, and the part of it
-// that is memtable arenas).
-type heapHolder interface {
-	HeapHeld() int64
-	MemtableHeld() int64
-}
+// (*shard.Store: graph.Store.HeapHeld of each shard).
+type heapHolder interface{ HeapHeld() int64 }
 
 // memoryLimit is the soft memory limit a crawl of store runs under:
 // DefaultMemoryLimit, which was set for one store of the default options,
-// raised by what store's shards hold now beyond what such a store would
-// hold of the same data: their memtable arenas beyond its one (held whole
-// from the open: 64 writable shards hold 64 arenas of 20.8 MiB, 1.3 GiB,
-// before the crawl does anything), and their caches beyond its caps
-// (caches fill with the data, and K shards' fill about as one store's
-// would, until their smaller caps bind). So the collector has the same
-// room above the store as one machine's crawl has. Before, the limit
-// was raised only by what the shards held beyond a default store's whole
-// floor (its full caches included): a fleet node of 64 shards had some
-// 500 MiB less room than a single crawl of the same small web and spent
-// a fifth of its CPU in the collector (BenchmarkFleetCrawl
-// -bench-fleet-shards 64; the single crawl almost none).
+// raised by what store's shards hold now beyond the most such a store
+// holds (graph.HeapFloor). Without that, a store of many shards (64
+// memtable arenas of 21 MiB, and their caches) holds more than the limit
+// before the crawl does anything, and the collector runs without pause: a fleet node of 64 shards spent most of its CPU
+// in it (BenchmarkFleetCrawl -bench-fleet-shards 64).
 func memoryLimit(store any) int64 {
 	limit := int64(DefaultMemoryLimit)
 	if h, ok := store.(heapHolder); ok {
-		one := graph.Options{}
-		arenas, caches := h.MemtableHeld(), h.HeapHeld()-h.MemtableHeld()
-		limit += max(0, arenas-graph.MemtableFloor(one)) + max(0, caches-(graph.HeapFloor(one)-graph.MemtableFloor(one)))
+		limit += max(0, h.HeapHeld()-graph.HeapFloor(graph.Options{}))
 	}
 	return limit
 }

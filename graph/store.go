@@ -629,7 +629,11 @@ const badgerBlockCache = 256 << 20
 // program that bounds its heap (crawl's soft memory limit) must leave
 // room for it: a store of 64 shards holds 64 arenas and 128 caches.
 func HeapFloor(o Options) int64 {
-	floor := MemtableFloor(o)
+	mt := o.MemTableSize
+	if mt <= 0 {
+		mt = 64 << 20
+	}
+	floor := memtableArena(mt)
 	switch {
 	case o.RecordCache == 0:
 		floor += DefaultRecordCache
@@ -644,22 +648,15 @@ func HeapFloor(o Options) int64 {
 	return floor
 }
 
-// MemtableFloor is the part of HeapFloor(o) that is Badger's memtable
-// arena: held whole from the open, however little is written.
-func MemtableFloor(o Options) int64 {
-	mt := o.MemTableSize
-	if mt <= 0 {
-		mt = 64 << 20
-	}
-	return memtableArena(mt)
-}
-
 // HeapHeld is the Go heap the store holds for itself now: Badger's
 // memtable arena when it is writable (see HeapFloor), and what its
 // record cache's ring and Badger's block cache have grown to. Safe from
 // any goroutine; a closed store's figure is its last.
 func (s *Store) HeapHeld() int64 {
-	held := s.MemtableHeld()
+	var held int64
+	if !s.ro {
+		held += memtableArena(s.db.Opts().MemTableSize)
+	}
 	if s.rcache != nil {
 		held += s.rcache.held.Load()
 	}
@@ -667,15 +664,6 @@ func (s *Store) HeapHeld() int64 {
 		held += int64(m.CostAdded()) - int64(m.CostEvicted())
 	}
 	return held
-}
-
-// MemtableHeld is the part of HeapHeld that is Badger's memtable arena
-// (MemtableFloor): 0 for a read-only store.
-func (s *Store) MemtableHeld() int64 {
-	if s.ro {
-		return 0
-	}
-	return memtableArena(s.db.Opts().MemTableSize)
 }
 
 // memtableArena is the heap Badger allocates for a memtable of size mt:

@@ -277,18 +277,6 @@ func (s *Store) HeapHeld() int64 {
 	return held
 }
 
-// MemtableHeld is the part of HeapHeld that is the writable shards'
-// memtable arenas (graph.Store.MemtableHeld).
-func (s *Store) MemtableHeld() int64 {
-	s.swap.RLock()
-	defer s.swap.RUnlock()
-	var held int64
-	for _, st := range s.shards {
-		held += st.MemtableHeld()
-	}
-	return held
-}
-
 // holdsStore reports whether dir exists and holds anything.
 func holdsStore(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
