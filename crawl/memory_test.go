@@ -77,11 +77,18 @@ func TestBoundHeapFollowsWritableShards(t *testing.T) {
 	if want <= DefaultMemoryLimit {
 		t.Fatalf("40 writable shards: memoryLimit %d MiB, want more than the default", want>>20)
 	}
+	// Near what the shards hold now: their block caches still change by a
+	// few bytes as the opens settle, so not to the byte.
+	near := func() bool {
+		want = memoryLimit(st)
+		d := debug.SetMemoryLimit(-1) - want
+		return d > -1<<20 && d < 1<<20
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for debug.SetMemoryLimit(-1) != want && time.Now().Before(deadline) {
+	for !near() && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // the recheck runs every millisecond on its own goroutine
 	}
-	if got := debug.SetMemoryLimit(-1); got != want {
+	if got := debug.SetMemoryLimit(-1); !near() {
 		t.Errorf("40 writable shards: limit %d MiB, want %d MiB", got>>20, want>>20)
 	}
 	restore()

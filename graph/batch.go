@@ -39,6 +39,7 @@ type batch struct {
 	valBuf        []byte
 	sortBuf       []uint64 // scratch for sorting a visit's links
 	recBlock      []record // newRecord's block
+	recBlockSize  int      // the size of the last block newRecord made
 
 	// Set by the pipeline (pipeline.go), under s.mu but for err.
 	done    chan struct{} // closed when the commit has returned
@@ -81,13 +82,18 @@ func (v view) discard() {
 // than an allocation each: Badger holds them until the commit anyway, and
 // the small allocations (a few per visit) and the collector's work on
 // them were a tenth of ingest's CPU in BenchmarkRecordVisits.
+//
+// Its blocks start at 4 KiB and double up to 64 KiB: a store of K shards
+// splits each batch of visits K ways, and at 64 shards a 64 KiB first
+// block per shard (zeroed, as every allocation from 32 KiB up is) was
+// most of a fleet node's recording cost for a few visits per shard.
 type slab struct{ block []byte }
 
 // copy returns a copy of p in the slab, with its capacity clipped so that
 // an append to it cannot run into the next one.
 func (s *slab) copy(p []byte) []byte {
 	if len(p) > cap(s.block)-len(s.block) {
-		s.block = make([]byte, 0, max(64<<10, len(p)))
+		s.block = make([]byte, 0, max(min(2*cap(s.block), 64<<10), 4<<10, len(p)))
 	}
 	start := len(s.block)
 	s.block = append(s.block, p...)
@@ -107,7 +113,9 @@ type record struct {
 // per new domain.
 func (b *batch) newRecord() *record {
 	if len(b.recBlock) == 0 {
-		b.recBlock = make([]record, 256)
+		// From 16 up to 256, doubling, as the slab's blocks do.
+		b.recBlockSize = max(16, min(256, 2*b.recBlockSize))
+		b.recBlock = make([]record, b.recBlockSize)
 	}
 	r := &b.recBlock[0]
 	b.recBlock = b.recBlock[1:]

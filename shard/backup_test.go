@@ -152,13 +152,13 @@ func TestReplaceShard(t *testing.T) {
 	defer s.Close()
 	fillTest(t, s, 10) // an older copy of the same store
 	before := domainsOf(t, s)
-	if err := s.ReplaceShard(2, bytes.NewReader(wrong.Bytes()), nil); !errors.Is(err, ErrLayout) {
+	if err := s.ReplaceShard(2, bytes.NewReader(wrong.Bytes()), int64(wrong.Len()), nil); !errors.Is(err, ErrLayout) {
 		t.Errorf("shard 1's backup replaced shard 2: %v", err)
 	}
 	if got := domainsOf(t, s); !reflect.DeepEqual(got, before) {
 		t.Errorf("a refused replace changed the store: %v, want %v", got, before)
 	}
-	must(t, s.ReplaceShard(2, bytes.NewReader(one.Bytes()), nil))
+	must(t, s.ReplaceShard(2, bytes.NewReader(one.Bytes()), int64(one.Len()), nil))
 	got := domainsOf(t, s)
 	if !reflect.DeepEqual(got[2], want[2]) || !reflect.DeepEqual(got[1], before[1]) {
 		t.Errorf("after the replace: %v, want shard 2 %v and shard 1 %v", got, want[2], before[1])
@@ -167,6 +167,29 @@ func TestReplaceShard(t *testing.T) {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// A backup is loaded through a memtable sized to it: never more than the
+// shard's own, never less than 1 MiB, the shard's own when its size is
+// not known.
+func TestRestoreMemTable(t *testing.T) {
+	shard := graph.Options{MemTableSize: 16 << 20}
+	for _, tc := range []struct {
+		size int64
+		o    graph.Options
+		want int64
+	}{
+		{4 << 10, shard, 1 << 20},
+		{1 << 20, shard, 4 << 20},
+		{100 << 20, shard, 16 << 20},
+		{-1, shard, 16 << 20},
+		{-1, graph.Options{}, 64 << 20},
+		{0, graph.Options{}, 1 << 20},
+	} {
+		if got := restoreMemTable(tc.size, tc.o); got != tc.want {
+			t.Errorf("restoreMemTable(%d, memtable %d) = %d, want %d", tc.size, tc.o.MemTableSize, got, tc.want)
 		}
 	}
 }
