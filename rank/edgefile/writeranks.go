@@ -71,43 +71,53 @@ func WriteRanks(outPath string, t Ranked, workers int) error {
 		return 0
 	}
 	if names == nil {
-		return writeRankFile(outPath, rows, workers, func(out []data.RankIDRow, first int, vs []uint32) {
+		return writeRankFile(outPath, rows, workers, func(out []data.RankIDRow, first int, vs []uint32, c *rankColumns) {
+			c.gather(t, vs)
 			for j, v := range vs {
-				out[j] = data.RankIDRow{ID: int64(v), Rank: rank(first + j)}
-			}
-			for j, v := range vs {
-				out[j].Score = t.Scores[v]
-			}
-			for j, v := range vs {
-				out[j].OutDomains = int64(t.OutDomains[v])
-			}
-			for j, v := range vs {
-				out[j].InDomains = int64(t.InDomains(v))
+				out[j] = data.RankIDRow{ID: int64(v), Rank: rank(first + j), Score: c.score[j], InDomains: c.in[j], OutDomains: c.out[j]}
 			}
 		})
 	}
 	sortByName(rows[ranked:], names, workers)
-	return writeRankFile(outPath, rows, workers, func(out []data.RankRow, first int, vs []uint32) {
+	return writeRankFile(outPath, rows, workers, func(out []data.RankRow, first int, vs []uint32, c *rankColumns) {
+		c.gather(t, vs)
 		for j, v := range vs {
-			out[j] = data.RankRow{Domain: names[v], Rank: rank(first + j)}
-		}
-		for j, v := range vs {
-			out[j].Score = t.Scores[v]
-		}
-		for j, v := range vs {
-			out[j].OutDomains = int64(t.OutDomains[v])
-		}
-		for j, v := range vs {
-			out[j].InDomains = int64(t.InDomains(v))
+			out[j] = data.RankRow{Domain: names[v], Rank: rank(first + j), Score: c.score[j], InDomains: c.in[j], OutDomains: c.out[j]}
 		}
 	})
 }
 
 // A rowFiller fills out[j] with the row of node vs[j], row first+j of the
-// file. Rows in rank order visit the nodes at random, so each column is
-// gathered in a loop of its own: the loads of a tight loop overlap their
-// cache misses, where one loop building whole rows waited on four a row.
-type rowFiller[T any] func(out []T, first int, vs []uint32)
+// file, gathering the nodes' columns into c (its own scratch) first.
+type rowFiller[T any] func(out []T, first int, vs []uint32, c *rankColumns)
+
+// rankColumns are the score, in-domains and out-domains of a batch of
+// nodes.
+type rankColumns struct {
+	score   []float64
+	in, out []int64
+}
+
+// gather fills c with the columns of nodes vs. Rows in rank order visit
+// the nodes at random, so each column is gathered in a loop of its own:
+// the loads of a tight loop overlap their cache misses, where one loop
+// building whole rows waited on each in turn.
+func (c *rankColumns) gather(t Ranked, vs []uint32) {
+	n := len(vs)
+	if cap(c.score) < n {
+		c.score, c.in, c.out = make([]float64, n), make([]int64, n), make([]int64, n)
+	}
+	c.score, c.in, c.out = c.score[:n], c.in[:n], c.out[:n]
+	for j, v := range vs {
+		c.score[j] = t.Scores[v]
+	}
+	for j, v := range vs {
+		c.out[j] = int64(t.OutDomains[v])
+	}
+	for j, v := range vs {
+		c.in[j] = int64(t.InDomains(v))
+	}
+}
 
 // sortByName sorts ids by their names (distinct: no two ids share one).
 // It was a single-threaded comparison sort that took 5 CPU-seconds for the
@@ -307,9 +317,10 @@ func encodeRankPart[T any](rows []uint32, lo, hi int, fill rowFiller[T]) ([]byte
 	w := parquet.NewGenericWriter[T](&buf, rankWriterOptions()...)
 	const batch = 8192
 	out := make([]T, batch)
+	var c rankColumns
 	for i := lo; i < hi; i += batch {
 		n := min(batch, hi-i)
-		fill(out[:n], i, rows[i:i+n])
+		fill(out[:n], i, rows[i:i+n], &c)
 		if _, err := w.Write(out[:n]); err != nil {
 			return nil, err
 		}
