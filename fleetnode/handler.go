@@ -65,7 +65,8 @@ type Options struct {
 	// Snapshots is the fleet's snapshot store: export parts and shard
 	// backups go there.
 	Snapshots objstore.Store
-	// TmpDir stages exports and backups (in the data directory).
+	// TmpDir stages exports and backups (in the data directory). Only
+	// this node uses it: NewHandler removes what a killed node left there.
 	TmpDir string
 	// DataDir is the node's data directory: a shard taken gets its
 	// schedule partition added to the pulled snapshot there
@@ -114,9 +115,42 @@ func NewHandler(o Options) *Handler {
 	for i := range o.Store.Shards() {
 		o.Store.SetFence(i, notHeld(i))
 	}
+	removeStaleTemp(o.TmpDir, o.Logger)
 	h := &Handler{o: o, fences: map[int]fleet.Fence{}, backedUp: map[int]uint64{}, backups: map[int]backupsRunning{}}
 	h.crawl = crawl.NewFleet(h, o.Store.ShardOf)
 	return h
+}
+
+// Prefixes of the temporary directories of an export and of a backup
+// (each followed by the shard's part directory name and a random tail).
+const (
+	exportTemp = ".export-"
+	backupTemp = ".backup-"
+)
+
+// removeStaleTemp removes the export and backup directories a killed
+// node left in dir: a part, a backup and an export's sort runs, up to
+// the size of a shard each. The store's lock, held by the caller, makes
+// this node the only one working in dir, so none of them is in use.
+func removeStaleTemp(dir string, log *slog.Logger) {
+	if dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !(strings.HasPrefix(name, exportTemp) || strings.HasPrefix(name, backupTemp)) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			log.Warn("could not remove what a killed node left", "dir", filepath.Join(dir, name), "err", err)
+			continue
+		}
+		log.Info("removed what a killed node left", "dir", filepath.Join(dir, name))
+	}
 }
 
 // Crawl is the crawl's side of the node: crawl.Options.Fleet.
@@ -386,7 +420,7 @@ func (h *Handler) unchanged(s int) bool {
 // backup uploads a backup of shard s to the snapshot store and records it
 // as the shard's state under holding f.
 func (h *Handler) backup(ctx context.Context, s int, f fleet.Fence) error {
-	tmp, err := os.MkdirTemp(h.o.TmpDir, ".backup-"+rebuild.PartDir(s)+"-")
+	tmp, err := os.MkdirTemp(h.o.TmpDir, backupTemp+rebuild.PartDir(s)+"-")
 	if err != nil {
 		return err
 	}
@@ -478,7 +512,7 @@ func (h *Handler) Export(ctx context.Context, req fleet.ExportRequest, f fleet.F
 	if err := f.Check(); err != nil {
 		return fleet.Part{}, err
 	}
-	tmp, err := os.MkdirTemp(h.o.TmpDir, ".export-"+rebuild.PartDir(s)+"-")
+	tmp, err := os.MkdirTemp(h.o.TmpDir, exportTemp+rebuild.PartDir(s)+"-")
 	if err != nil {
 		return fleet.Part{}, err
 	}

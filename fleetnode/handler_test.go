@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -201,5 +202,42 @@ func TestOnlyHeldShardsAreWritable(t *testing.T) {
 	notHeld("after the give-up", 1)
 	if got, found, err := st.Domain(name(1)); err != nil || !found || !got.Visited() {
 		t.Errorf("the held shard's visit, read-only after the give-up: found %v, %v", found, err)
+	}
+}
+
+// What a killed node left in its temporary directory (an export's part,
+// sort runs and backup; a handoff's backup) is removed when the next
+// node starts there; nothing else is.
+func TestNewHandlerRemovesStaleTemp(t *testing.T) {
+	fake := fleettest.New(nil, 0)
+	dir := t.TempDir()
+	stale := []string{".export-shard=01-123", ".backup-shard=00-456"}
+	kept := []string{"store", "crawl.sock", ".export-notes.txt"}
+	for _, d := range stale {
+		if err := os.MkdirAll(filepath.Join(dir, d, "shard=01", ".tmp-sort-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range kept {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := shard.Open(filepath.Join(t.TempDir(), "store"), shard.Options{Create: true, Shards: 2, ReadOnlyShards: true,
+		Graph: graph.Options{NameCache: -1, RecordCache: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	NewHandler(Options{Store: st, TmpDir: dir}).SetGate(fake)
+	for _, d := range stale {
+		if _, err := os.Stat(filepath.Join(dir, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %v, want removed", d, err)
+		}
+	}
+	for _, k := range kept {
+		if _, err := os.Stat(filepath.Join(dir, k)); err != nil {
+			t.Errorf("%s: %v, want kept", k, err)
+		}
 	}
 }
