@@ -10,10 +10,10 @@ import (
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/klauspost/compress/s2"
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/internal/kway"
+	"github.com/mapthenet/mapthenet/internal/runfile"
 )
 
 // NameOrder is a view's domains sorted into name order, which Each walks
@@ -228,21 +228,16 @@ func (sn *Snapshot) LoadByName(sp Spill) (_ *NameOrder, err error) {
 // read back by this process only: not synced (a crash loses the rebuild,
 // which is started again), compressed with S2 (fast; a third to a half of
 // the bytes to write and read back).
-func (no *NameOrder) spill(c *chunk, dir string) (err error) {
+func (no *NameOrder) spill(c *chunk, dir string) error {
 	c.sort()
-	f, err := os.CreateTemp(dir, "names-*.run")
+	w, err := runfile.Create(dir, "names-*.run")
 	if err != nil {
 		return fmt.Errorf("graph: sorting a view by name: %w", err)
 	}
-	no.runs = append(no.runs, f.Name())
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("graph: sorting a view by name: %w", cerr)
-		}
-	}()
-	w := s2.NewWriter(f, s2.WriterConcurrency(1), s2.WriterBlockSize(runBlock))
+	no.runs = append(no.runs, w.Name())
 	for _, r := range c.refs {
 		if _, err := w.Write(c.arena.value(r.at)); err != nil {
+			w.Close()
 			return fmt.Errorf("graph: sorting a view by name: %w", err)
 		}
 	}
@@ -251,9 +246,6 @@ func (no *NameOrder) spill(c *chunk, dir string) (err error) {
 	}
 	return nil
 }
-
-// runBlock is the S2 block of a run: a run's reader holds about two.
-const runBlock = 128 << 10
 
 // Close removes the view's run files, if it has any.
 func (no *NameOrder) Close() error {
@@ -386,17 +378,16 @@ func (m *memCursor) next() ([]byte, error) {
 func (m *memCursor) close() {}
 
 type runCursor struct {
-	f   *os.File
-	r   *s2.Reader
+	r   *runfile.Reader
 	buf []byte
 }
 
 func openRun(path string) (*runCursor, error) {
-	f, err := os.Open(path)
+	r, err := runfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("graph: reading a sorted run of the view: %w", err)
 	}
-	return &runCursor{f: f, r: s2.NewReader(f, s2.ReaderMaxBlockSize(runBlock))}, nil
+	return &runCursor{r: r}, nil
 }
 
 func (rc *runCursor) next() ([]byte, error) {
@@ -405,21 +396,21 @@ func (rc *runCursor) next() ([]byte, error) {
 		if err == io.EOF {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rc.f.Name(), err)
+		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rc.r.Name(), err)
 	}
 	n := int(binary.BigEndian.Uint32(head[:]))
 	if n > maxEntry {
-		return nil, fmt.Errorf("%w: %s: an entry of %d bytes", errBadRun, rc.f.Name(), n)
+		return nil, fmt.Errorf("%w: %s: an entry of %d bytes", errBadRun, rc.r.Name(), n)
 	}
 	rc.buf = append(rc.buf[:0], head[:]...)
 	rc.buf = slices.Grow(rc.buf, n)[:4+n]
 	if _, err := io.ReadFull(rc.r, rc.buf[4:]); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rc.f.Name(), err)
+		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rc.r.Name(), err)
 	}
 	return rc.buf, nil
 }
 
-func (rc *runCursor) close() { rc.f.Close() }
+func (rc *runCursor) close() { rc.r.Close() }
 
 // maxEntry bounds an entry read back (a record's value is at most
 // Badger's 1 GiB, its visits far less).

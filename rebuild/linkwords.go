@@ -10,10 +10,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/s2"
-
 	"github.com/mapthenet/mapthenet/graph"
 	"github.com/mapthenet/mapthenet/internal/kway"
+	"github.com/mapthenet/mapthenet/internal/runfile"
 )
 
 // Link words (DESIGN.md, "link_words.parquet"): per target domain, the
@@ -124,27 +123,30 @@ func (t *linkWordTally) joined() []uint64 {
 	return t.uses
 }
 
-// tallyRunBlock is the S2 block of a tally's run: its reader holds about
-// two (S2's default, 1 MiB, would cost a few MiB per run merged).
-const tallyRunBlock = 128 << 10
-
-// spill writes the uses held as a run: each distinct (target, word id)
-// in order with its count, as uvarints (the key's difference from the
-// one before, the count), S2-compressed. Scratch: not synced.
-func (t *linkWordTally) spill() (err error) {
+// spill writes the uses held as a run (runfile; writeUses says how).
+func (t *linkWordTally) spill() error {
 	uses := t.joined()
 	sortUses(uses)
-	f, err := os.CreateTemp(t.spillDir, "linkwords-*.run")
+	w, err := runfile.Create(t.spillDir, "linkwords-*.run")
 	if err != nil {
 		return fmt.Errorf("link words: %w", err)
 	}
-	t.runs = append(t.runs, f.Name())
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("link words: %w", cerr)
-		}
-	}()
-	w := s2.NewWriter(f, s2.WriterConcurrency(1), s2.WriterBlockSize(tallyRunBlock))
+	t.runs = append(t.runs, w.Name())
+	if err := writeUses(w, uses); err != nil {
+		w.Close()
+		return fmt.Errorf("link words: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("link words: %w", err)
+	}
+	t.uses, t.held = t.uses[:0], 0
+	return nil
+}
+
+// writeUses writes each distinct (target, word id) of uses, sorted, with
+// its count, as uvarints (the key's difference from the one before, the
+// count).
+func writeUses(w io.Writer, uses []uint64) error {
 	var buf []byte
 	var prev uint64
 	for i := 0; i < len(uses); {
@@ -157,20 +159,14 @@ func (t *linkWordTally) spill() (err error) {
 		prev = uses[i]
 		if len(buf) >= 64<<10 {
 			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("link words: %w", err)
+				return err
 			}
 			buf = buf[:0]
 		}
 		i = j
 	}
-	if _, err := w.Write(buf); err != nil {
-		return fmt.Errorf("link words: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("link words: %w", err)
-	}
-	t.uses, t.held = t.uses[:0], 0
-	return nil
+	_, err := w.Write(buf)
+	return err
 }
 
 // counts calls fn with each (target, word, distinct linking domains), in
@@ -304,15 +300,14 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 		}
 	}
 	type run struct {
-		f   *os.File
-		r   *s2.Reader
+		r   *runfile.Reader
 		key uint64
 		n   uint64
 	}
 	runs := make([]*run, 0, len(t.runs))
 	defer func() {
 		for _, r := range runs {
-			r.f.Close()
+			r.r.Close()
 		}
 	}()
 	next := func(r *run) (bool, error) {
@@ -324,18 +319,18 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 			r.n, err = binary.ReadUvarint(r.r)
 		}
 		if err != nil {
-			return false, fmt.Errorf("link words: run %s: %w", r.f.Name(), err)
+			return false, fmt.Errorf("link words: run %s: %w", r.r.Name(), err)
 		}
 		r.key += d
 		return true, nil
 	}
 	h := kway.New(func(a, b int) bool { return runs[a].key < runs[b].key })
 	for _, path := range t.runs {
-		f, err := os.Open(path)
+		rr, err := runfile.Open(path)
 		if err != nil {
 			return fmt.Errorf("link words: %w", err)
 		}
-		r := &run{f: f, r: s2.NewReader(f, s2.ReaderMaxBlockSize(tallyRunBlock))}
+		r := &run{r: rr}
 		runs = append(runs, r)
 		ok, err := next(r)
 		if err != nil {
