@@ -585,11 +585,7 @@ func (no *NameOrder) Each(fields NamedFields, fn func(*Named) error) error {
 		if err != nil {
 			return err
 		}
-		if ok {
-			h.Fix()
-		} else {
-			h.Drop()
-		}
+		h.Advanced(ok)
 	}
 	if h.Len() > 0 {
 		return fmt.Errorf("%w: an entry beyond the names", errBadRun)

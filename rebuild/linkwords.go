@@ -366,11 +366,7 @@ func (t *linkWordTally) countRuns(fn func(dst uint32, word string, n int64) erro
 			if err != nil {
 				return err
 			}
-			if ok {
-				h.Fix()
-			} else {
-				h.Drop()
-			}
+			h.Advanced(ok)
 		}
 		if len(group) > 0 && uint32(key>>32) != dst {
 			if err := flush(); err != nil {

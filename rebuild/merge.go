@@ -374,11 +374,7 @@ func (mg *Merge) Visits(fn func(*data.VisitLogEntry) error) error {
 		if err != nil {
 			return err
 		}
-		if ok {
-			h.Fix()
-		} else {
-			h.Drop()
-		}
+		h.Advanced(ok)
 	}
 	return nil
 }

@@ -30,6 +30,16 @@ func (h *Heap) Fix() { heap.Fix(&h.h, 0) }
 // Drop removes the top (its source ran out).
 func (h *Heap) Drop() { heap.Pop(&h.h) }
 
+// Advanced is the step after the top's source was read: Fix when it gave
+// a next item (more), Drop when it ran out.
+func (h *Heap) Advanced(more bool) {
+	if more {
+		h.Fix()
+	} else {
+		h.Drop()
+	}
+}
+
 // HeadFirst reports whether the top still comes before both its children
 // (so a run of items from it may go on without heap work).
 func (h *Heap) HeadFirst() bool {
