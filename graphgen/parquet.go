@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mapthenet/mapthenet/internal/atomicfile"
+	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
 // EdgeRow is one row of the edge files WriteEdgesParquet writes: the
@@ -121,56 +121,26 @@ func (g *Generator) writeIDEdges(tmp *os.File, o IDFileOptions) error {
 		}
 	}
 	bounds = append(bounds, uint32(g.cfg.Domains))
-	type chunk struct {
-		rows []IDEdgeRow
-		err  error
-	}
-	// Each stretch gets a channel; workers take stretches in order and
-	// the writer reads the channels in order.
-	results := make([]chan chunk, len(bounds)-1)
-	for i := range results {
-		results[i] = make(chan chunk, 1)
-	}
-	var next atomic.Int64
-	stop := make(chan struct{})
-	defer close(stop)
-	sem := make(chan struct{}, 2*o.Workers) // stretches drawn ahead of the writer
-	for range o.Workers {
-		go func() {
-			for {
-				select {
-				case sem <- struct{}{}:
-				case <-stop:
-					return
-				}
-				i := int(next.Add(1) - 1)
-				if i >= len(results) {
-					return
-				}
-				var rows []IDEdgeRow
-				start := 0
-				err := g.EdgesOf(bounds[i], bounds[i+1], func(src, dst uint32, nofollow bool) error {
-					if len(rows) > start && rows[start].SrcID != int32(src) {
-						sortTargets(rows[start:])
-						start = len(rows)
-					}
-					rows = append(rows, IDEdgeRow{SrcID: int32(src), DstID: int32(dst), Nofollow: nofollow})
-					return nil
-				})
+	// Workers make the stretches' rows, the writer writes them in order.
+	err := parallel.Ordered(len(bounds)-1, o.Workers, 2*o.Workers, func(i int) ([]IDEdgeRow, error) {
+		var rows []IDEdgeRow
+		start := 0
+		err := g.EdgesOf(bounds[i], bounds[i+1], func(src, dst uint32, nofollow bool) error {
+			if len(rows) > start && rows[start].SrcID != int32(src) {
 				sortTargets(rows[start:])
-				results[i] <- chunk{rows, err}
+				start = len(rows)
 			}
-		}()
-	}
-	for i := range results {
-		c := <-results[i]
-		<-sem
-		if c.err != nil {
-			return c.err
-		}
-		if _, err := w.Write(c.rows); err != nil {
-			return err
-		}
+			rows = append(rows, IDEdgeRow{SrcID: int32(src), DstID: int32(dst), Nofollow: nofollow})
+			return nil
+		})
+		sortTargets(rows[start:])
+		return rows, err
+	}, func(_ int, rows []IDEdgeRow) error {
+		_, err := w.Write(rows)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return w.Close()
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -253,51 +251,11 @@ func writeRankFile[T any](outPath string, rows []uint32, workers int, fill rowFi
 func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, fill rowFiller[T]) error {
 	w := parquet.NewGenericWriter[T](tmp, rankWriterOptions()...)
 	nparts := (len(rows) + writePartRows - 1) / writePartRows
-	workers = max(1, min(workers, nparts))
-	type encoded struct {
-		part []byte
-		err  error
-	}
-	done := make([]chan encoded, nparts)
-	for i := range done {
-		done[i] = make(chan encoded, 1) // never blocks its encoder
-	}
-	held := make(chan struct{}, workers+1)
-	stop := make(chan struct{})
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case held <- struct{}{}:
-				case <-stop:
-					return
-				}
-				// Parts are taken in order after a slot: the part the
-				// writer waits for is always taken or takes the next
-				// free slot.
-				i := int(next.Add(1) - 1)
-				if i >= nparts {
-					return
-				}
-				lo := i * writePartRows
-				part, err := encodeRankPart(rows, lo, min(len(rows), lo+writePartRows), fill)
-				done[i] <- encoded{part, err}
-			}
-		})
-	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-	for i := range nparts {
-		e := <-done[i]
-		<-held
-		if e.err != nil {
-			return e.err
-		}
-		f, err := parquet.OpenFile(bytes.NewReader(e.part), int64(len(e.part)))
+	err := parallel.Ordered(nparts, workers, workers+1, func(i int) ([]byte, error) {
+		lo := i * writePartRows
+		return encodeRankPart(rows, lo, min(len(rows), lo+writePartRows), fill)
+	}, func(_ int, part []byte) error {
+		f, err := parquet.OpenFile(bytes.NewReader(part), int64(len(part)))
 		if err != nil {
 			return err
 		}
@@ -306,6 +264,10 @@ func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, fill rowFille
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return w.Close()
 }
