@@ -21,7 +21,8 @@ import (
 // that the two columns of a row group may be read at once by two cores
 // (a file of one row group keeps two busy) and nothing has to line them
 // up afterwards. A plain page's names are hashed and looked up in groups
-// (their table slots touched first, so that the cache misses overlap); a
+// (the next group's table slots prefetched, so that their cache misses
+// overlap the lookups of this one: table.prefetch); a
 // dictionary-encoded page's names are indexes into its column chunk's
 // dictionary, whose entries are interned once. parquet-go rather than
 // Arrow's column readers (which the footer checks still use): Arrow
@@ -249,8 +250,8 @@ func emptyNameError(row int64) error { return fmt.Errorf("row %d: empty domain n
 // sources interns the src names lo..hi-1 of a page whose name 0 is at
 // file row first. Edge files are often grouped by source, so a name equal
 // to the one before it takes its id without a lookup; the first name of
-// each run is looked up as targets does (hashed, its slot touched in
-// groups, then looked up), because a new source is most often a new name
+// each run is looked up as targets does (hashed, its slot prefetched a
+// group ahead, then looked up), because a new source is most often a new name
 // and its slot a cache miss.
 func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 	t := r.st.t
@@ -283,13 +284,10 @@ func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	const group = 16
-	var sink uint32
-	for g := 0; g < len(runs); g += group {
-		end := min(g+group, len(runs))
-		for k := g; k < end; k++ {
-			sink += t.touch(hs[k])
-		}
+	sink := t.prefetch(hs[:min(prefetchGroup, len(runs))])
+	for g := 0; g < len(runs); g += prefetchGroup {
+		end := min(g+prefetchGroup, len(runs))
+		sink += t.prefetch(hs[end:min(end+prefetchGroup, len(runs))])
 		for k := g; k < end; k++ {
 			id, err := t.id(r.nm, p.name(runs[k]), hs[k])
 			if err != nil {
@@ -310,12 +308,17 @@ func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 	return nil
 }
 
+// prefetchGroup is how many names' slots are prefetched at once: a group
+// ahead of the lookups. 16 misses in flight is about what a core's fill
+// buffers hold.
+const prefetchGroup = 16
+
 // targets interns the dst names lo..hi-1 of a page whose name 0 is at
-// file row first. The lookups go in groups: first the group's names are
-// hashed and their slots touched in a tight loop, so that the cache
-// misses overlap, then they are looked up.
+// file row first. The names are hashed first; then they are looked up in
+// groups, each group's slots prefetched while the group before it is
+// looked up, so that the cache misses (a slot of a table of hundreds of
+// MB) overlap each other and the work.
 func (r *reader) targets(p nameRun, lo, hi int, first int64) error {
-	const group = 16
 	t := r.st.t
 	t.enter()
 	defer t.exit(r.nm)
@@ -328,12 +331,10 @@ func (r *reader) targets(p nameRun, lo, hi int, first int64) error {
 		}
 		hs[i-lo] = t.hash(s)
 	}
-	var sink uint32
-	for g := lo; g < hi; g += group {
-		end := min(g+group, hi)
-		for i := g; i < end; i++ {
-			sink += t.touch(hs[i-lo])
-		}
+	sink := t.prefetch(hs[:min(prefetchGroup, hi-lo)])
+	for g := lo; g < hi; g += prefetchGroup {
+		end := min(g+prefetchGroup, hi)
+		sink += t.prefetch(hs[end-lo : min(end+prefetchGroup, hi)-lo])
 		for i := g; i < end; i++ {
 			id, err := t.id(r.nm, p.name(i), hs[i-lo])
 			if err != nil {
@@ -342,7 +343,7 @@ func (r *reader) targets(p nameRun, lo, hi int, first int64) error {
 			out[i] = id
 		}
 	}
-	r.sink += sink // keeps the touches from being optimised away
+	r.sink += sink // keeps portable prefetch's loads from being optimised away
 	return nil
 }
 
