@@ -319,7 +319,10 @@ func create(dir string, r Router) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := fill(tmp, r, nil); err != nil {
+	restore := collectLess()
+	err = fill(tmp, r, nil)
+	restore()
+	if err != nil {
 		return err
 	}
 	return moveInto(tmp, dir)
