@@ -25,6 +25,10 @@ const DefaultMemoryLimit = 768 << 20
 // (*shard.Store: graph.Store.HeapHeld of each shard).
 type heapHolder interface{ HeapHeld() int64 }
 
+// heldNotifier is a heapHolder that says when what it holds may have
+// changed (*shard.Store, as a fleet node opens and closes shards).
+type heldNotifier interface{ HeldChanged() <-chan struct{} }
+
 // memoryLimit is the soft memory limit a crawl of store runs under:
 // DefaultMemoryLimit, which was set for one store of the default options,
 // raised by what store's shards hold now beyond the most such a store
@@ -41,8 +45,9 @@ func memoryLimit(store any) int64 {
 }
 
 // heapRecheck is how often a crawl's soft memory limit follows what its
-// store holds (a fleet node opens shards for writing as it takes them,
-// caches fill). Every second: a node that takes 64 shards at its start
+// store holds (caches fill; a fleet node opens shards for writing as it
+// takes them, which a store that says so, heldNotifier, makes the limit
+// follow at once). Every second: a node that takes 64 shards at its start
 // holds 1.3 GiB of memtable arenas at once, and until the limit follows,
 // the heap is above it and the collector runs without pause (at 10 s, a
 // fifth of a 64-shard node's CPU in BenchmarkFleetCrawl went to it). A
@@ -67,6 +72,10 @@ func boundHeap(store any, every time.Duration) (restore func()) {
 		if _, ok := store.(heapHolder); !ok {
 			return
 		}
+		var changed <-chan struct{} // nil: never
+		if n, ok := store.(heldNotifier); ok {
+			changed = n.HeldChanged()
+		}
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -74,9 +83,10 @@ func boundHeap(store any, every time.Duration) (restore func()) {
 			case <-stop:
 				return
 			case <-t.C:
-				if l := memoryLimit(store); l != debug.SetMemoryLimit(-1) {
-					debug.SetMemoryLimit(l)
-				}
+			case <-changed:
+			}
+			if l := memoryLimit(store); l != debug.SetMemoryLimit(-1) {
+				debug.SetMemoryLimit(l)
 			}
 		}
 	}()

@@ -60,7 +60,8 @@ func TestMemoryLimitCountsWhatTheStoreHolds(t *testing.T) {
 }
 
 // The limit follows the shards a fleet node opens for writing as it takes
-// them, and the previous limit is back when the crawl ends.
+// them, at once (the store says when: the recheck here is an hour away),
+// and the previous limit is back when the crawl ends.
 func TestBoundHeapFollowsWritableShards(t *testing.T) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		t.Skip("GOGC or GOMEMLIMIT is set: the crawl leaves the operator's limit alone, so there is nothing to follow")
@@ -73,7 +74,7 @@ func TestBoundHeapFollowsWritableShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	restore := boundHeap(st, time.Millisecond)
+	restore := boundHeap(st, time.Hour)
 	if got := debug.SetMemoryLimit(-1); got != DefaultMemoryLimit {
 		t.Errorf("no shard writable: limit %d MiB, want the default", got>>20)
 	}
@@ -95,7 +96,7 @@ func TestBoundHeapFollowsWritableShards(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !near() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // the recheck runs every millisecond on its own goroutine
+		time.Sleep(time.Millisecond) // the limit is set on boundHeap's own goroutine
 	}
 	if got := debug.SetMemoryLimit(-1); !near() {
 		t.Errorf("40 writable shards: limit %d MiB, want %d MiB", got>>20, want>>20)

@@ -23,6 +23,7 @@ import (
 var (
 	benchFleetSites  = flag.Int("bench-fleet-sites", 2000, "BenchmarkFleetCrawl: sites in the simulated web")
 	benchFleetShards = flag.Int("bench-fleet-shards", fleetShards, "BenchmarkFleetCrawl: the fleet's shards (fleet init's default is 64)")
+	benchFleetNodes  = flag.String("bench-fleet-nodes", "1,2,3", "BenchmarkFleetCrawl: the fleet sizes to run, comma-separated (each against the same single crawl)")
 )
 
 // BenchmarkFleetCrawl compares the CPU a page costs in fleet mode (1, 2
@@ -51,13 +52,21 @@ func BenchmarkFleetCrawl(b *testing.B) {
 	for _, s := range w.Sites() {
 		seeds = append(seeds, s.Domain)
 	}
+	var sizes []int
+	for _, f := range strings.Split(*benchFleetNodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-bench-fleet-nodes %q: want node counts such as 1,2,3", *benchFleetNodes)
+		}
+		sizes = append(sizes, n)
+	}
 	b.ResetTimer()
 	for i := range b.N {
 		base := filepath.Join(r.dir, fmt.Sprint(i))
 		single := benchCrawl(b, w, seeds, nil, func() []*opsProc {
 			return []*opsProc{startOps(b, bin, filepath.Join(base, "single"), append(fleetCrawlFlags(r, now), "--create", "--max-sites-in-flight", benchInFlight)...)}
 		})
-		for _, n := range []int{1, 2, 3} {
+		for _, n := range sizes {
 			snaps := filepath.Join(base, fmt.Sprintf("snapshots-%d", n))
 			if err := os.MkdirAll(snaps, 0o755); err != nil {
 				b.Fatal(err)

@@ -205,6 +205,54 @@ func TestOnlyHeldShardsAreWritable(t *testing.T) {
 	}
 }
 
+// Once the node is Leaving, a shard it gives up is closed rather than
+// opened read-only again (the process closes the store next): what the
+// holding wrote is on disk all the same.
+func TestLeavingClosesShardsGivenUp(t *testing.T) {
+	ctx := context.Background()
+	snaps, err := objstore.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fleettest.New(nil, 0)
+	h := node(t, fake, snaps)
+	st := h.o.Store
+	for s := range 2 {
+		if _, err := fake.Grant(ctx, h, s, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var d string
+	for n := 0; d == ""; n++ {
+		if c := fmt.Sprintf("site%d.example", n); st.ShardOf(c) == 1 {
+			d = c
+		}
+	}
+	at := time.Date(2026, 12, 4, 20, 0, 0, 0, time.UTC)
+	if err := st.RecordShard(1, []*data.VisitResult{{Domain: d, StartedAt: at, FinishedAt: at.Add(time.Second),
+		RobotsReadAt: at, RobotsStatus: 404, Outcome: data.OutcomeOK, HTTPStatus: 200, Pages: 1, Complete: true}}); err != nil {
+		t.Fatal(err)
+	}
+	h.Stop(0, false) // before Leaving: read-only again
+	if _, _, err := st.Domain(d); err != nil {
+		t.Fatalf("shard 1, still held: %v", err)
+	}
+	h.Leaving()
+	h.Stop(1, false)
+	if _, _, err := st.Shard(0).Domain("x.example"); err != nil {
+		t.Errorf("shard 0, given up before Leaving, is not open read-only: %v", err)
+	}
+	if _, _, err := st.Domain(d); !errors.Is(err, graph.ErrClosed) {
+		t.Errorf("shard 1, given up while Leaving: a read gave %v, want graph.ErrClosed (closed, not reopened)", err)
+	}
+	if err := st.SetWritable(1, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, found, err := st.Domain(d); err != nil || !found || !got.Visited() {
+		t.Errorf("the visit of shard 1, after it was closed and opened read-only: found %v, %v", found, err)
+	}
+}
+
 // What a killed node left in its temporary directory (an export's part,
 // sort runs and backup; a handoff's backup) is removed when the next
 // node starts there; nothing else is.

@@ -18,7 +18,10 @@ import (
 //     opened for one crawl at a time would carry up to four crawls' worth
 //     of stale versions. Close therefore compacts level 0 (Badger's
 //     CompactL0OnClose): the cost is one merge of at most a few memtables
-//     into the base level, paid once per crawl.
+//     into the base level, paid once per crawl. (Not for a fleet node's
+//     shards, GCOptions.NoCloseCompaction: a node opens and closes them
+//     as it takes and gives them up, and their compactors run while they
+//     are held.)
 //   - The visit log keeps a domain's visits of the Options.VisitHistory
 //     before its latest (trim.go): every pass drops older ones first.
 //   - The edge sets of the few huge sources go to the value log, which only
@@ -46,6 +49,13 @@ type GCOptions struct {
 	// default (1 GiB). Value-log GC rewrites whole files and never the one
 	// being written, so tests use small files.
 	ValueLogFileSize int64
+	// NoCloseCompaction: Close does not compact level 0 (see above). For
+	// a store opened only to be marked and closed (package shard makes
+	// each new shard so), which holds one key and no stale version: the
+	// compaction would write its one table again, and at 64 shards the
+	// two table builds' buffers (7 MiB each) were most of what making a
+	// store allocated.
+	NoCloseCompaction bool
 
 	// afterPass, in tests, hears of every pass of the loop.
 	afterPass func(rewrites int, err error)
@@ -67,7 +77,7 @@ func (t timeTicker) Stop()               { t.t.Stop() }
 
 // badgerOptions applies the upkeep settings to Badger's options.
 func (o GCOptions) badgerOptions(bo badger.Options) badger.Options {
-	bo = bo.WithCompactL0OnClose(true)
+	bo = bo.WithCompactL0OnClose(!o.NoCloseCompaction)
 	if o.ValueLogFileSize > 0 {
 		bo = bo.WithValueLogFileSize(o.ValueLogFileSize)
 	}

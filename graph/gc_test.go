@@ -247,3 +247,27 @@ func TestCloseCompactsLevelZero(t *testing.T) {
 		t.Errorf("replaced edge sets left %d bytes of tables, more than 120%% of the %d bytes without replacement", a, b)
 	}
 }
+
+// With GCOptions.NoCloseCompaction, Close flushes the memtable to a
+// level-0 table and leaves it there (package shard's fleet shards: their
+// compactors merge level 0 while the shard is held); by default, Close
+// compacts it away.
+func TestNoCloseCompactionLeavesLevelZero(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		dir := t.TempDir()
+		s, err := Open(dir, Options{Create: true, GC: GCOptions{NoCloseCompaction: keep}})
+		must(t, err)
+		must(t, s.RecordVisits([]*data.VisitResult{visit("a.example", t0, data.OutcomeOK, link("b.example", "w"))}))
+		must(t, s.Close())
+		s, err = Open(dir, Options{ReadOnly: true})
+		must(t, err)
+		l0 := s.db.Levels()[0].NumTables
+		must(t, s.Close())
+		if keep && l0 != 1 {
+			t.Errorf("NoCloseCompaction: %d level-0 tables after a close, want the memtable's 1", l0)
+		}
+		if !keep && l0 != 0 {
+			t.Errorf("default: %d level-0 tables after a close, want 0 (compacted)", l0)
+		}
+	}
+}

@@ -337,7 +337,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, size int64, log *slog.Logger) e
 	os.RemoveAll(old)
 	reopenOld := func(cause error) error {
 		if st, err := s.openLocked(l, i, s.writable[i]); err == nil {
-			s.shards[i] = st
+			s.setShard(i, st)
 		} else {
 			cause = fmt.Errorf("%w; and reopening the old copy: %w", cause, err)
 		}
@@ -357,7 +357,7 @@ func (s *Store) ReplaceShard(i int, r io.Reader, size int64, log *slog.Logger) e
 		os.Rename(old, sdir)
 		return reopenOld(fmt.Errorf("shard %d: the backup is not this shard: %w", i, err))
 	}
-	s.shards[i] = st
+	s.setShard(i, st)
 	if err := atomicfile.SyncDir(s.dir); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -156,4 +157,62 @@ func copySparse(from, to string, size int64) error {
 		off = hole
 	}
 	return out.Truncate(size)
+}
+
+// CloseShard leaves a shard closed: what was written to it is on disk,
+// its reads and writes fail with graph.ErrClosed (or its fence's error),
+// SetWritable opens it again either way, and the store's Close is fine
+// with it.
+func TestCloseShard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{Create: true, Shards: 4, ReadOnlyShards: true})
+	must(t, err)
+	a := inShard(t, s, 2, "a")
+	must(t, s.SetWritable(2, true))
+	must(t, s.RecordShard(2, []*data.VisitResult{visit(a, t0, "b.test")}))
+	must(t, s.CloseShard(2))
+	if s.Writable(2) {
+		t.Error("shard 2 writable after CloseShard")
+	}
+	if _, _, err := s.Domain(a); !errors.Is(err, graph.ErrClosed) {
+		t.Errorf("a read of a closed shard: %v, want graph.ErrClosed", err)
+	}
+	if err := s.RecordShard(2, []*data.VisitResult{visit(a, t0)}); !errors.Is(err, graph.ErrClosed) {
+		t.Errorf("a write to a closed shard: %v, want graph.ErrClosed", err)
+	}
+	must(t, s.SetWritable(2, false)) // read-only, as it was before it was taken
+	if st, ok, err := s.Domain(a); err != nil || !ok || !st.Visited() {
+		t.Errorf("%s after CloseShard and a read-only open: found %v, %v", a, ok, err)
+	}
+	must(t, s.CloseShard(2))
+	must(t, s.SetWritable(2, true))
+	must(t, s.RecordShard(2, []*data.VisitResult{visit(a, t0.Add(time.Hour))}))
+	must(t, s.CloseShard(2))
+	must(t, s.Close())
+	s, err = Open(dir, Options{})
+	must(t, err)
+	defer s.Close()
+	if st, ok, err := s.Domain(a); err != nil || !ok || !st.LastVisit.Equal(t0.Add(time.Hour)) {
+		t.Errorf("%s after a reopen: found %v, last visit %v, %v; want the second visit's", a, ok, st.LastVisit, err)
+	}
+}
+
+// A shard a store of ReadOnlyShards opened for writing keeps its level-0
+// tables when SetWritable closes it (graph.GCOptions.NoCloseCompaction):
+// the make's table and the give-up's flush are both there, not compacted
+// into one.
+func TestGiveUpLeavesLevelZero(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{Create: true, Shards: 2, ReadOnlyShards: true})
+	must(t, err)
+	defer s.Close()
+	a := inShard(t, s, 1, "a")
+	must(t, s.SetWritable(1, true))
+	must(t, s.RecordShard(1, []*data.VisitResult{visit(a, t0, "b.test")}))
+	must(t, s.SetWritable(1, false))
+	tables, err := filepath.Glob(filepath.Join(dir, ShardDir(1), "*.sst"))
+	must(t, err)
+	if len(tables) != 2 {
+		t.Errorf("%d tables in the shard given up, want 2 (its mark's and the flush's, not compacted): %v", len(tables), tables)
+	}
 }

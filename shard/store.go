@@ -31,6 +31,10 @@ type Store struct {
 	// fences are the shards' fences (SetFence), set again on a shard's
 	// store whenever it is opened anew.
 	fences []func() error
+	// closed[i]: shard i was closed by CloseShard and not opened since.
+	closed []bool
+	// heldChanged: HeldChanged.
+	heldChanged chan struct{}
 	// swap is held for reading by the methods a crawl calls on one
 	// shard, for writing by ReplaceShard while it swaps a shard.
 	swap sync.RWMutex
@@ -60,6 +64,12 @@ type Options struct {
 	// an idle node took 63 to 72 ms of CPU a second with every shard
 	// writable, 5 ms with every shard read-only, and opening them took
 	// 0.7 to 0.9 CPU-s against 0.11 to 0.15 (shared 2-core machine).
+	// A shard SetWritable opens for writing does not compact level 0 when
+	// it is closed again (graph.GCOptions.NoCloseCompaction): a node gives
+	// shards up and takes them back, and each give-up's compaction built a
+	// second table (a 7 MiB buffer and a file) for the one its flush had
+	// just written; the compactors, which run while the shard is held,
+	// merge level 0 once it holds five tables.
 	// Ignored for a store of one shard in today's layout.
 	ReadOnlyShards bool
 }
@@ -129,8 +139,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	gopts := ShareOptions(opts.Graph, l.Shards)
+	if opts.ReadOnlyShards {
+		gopts.GC.NoCloseCompaction = true
+	}
 	s := &Store{dir: dir, router: r, shards: make([]*graph.Store, l.Shards), gopts: gopts,
-		writable: make([]bool, l.Shards), fences: make([]func() error, l.Shards)}
+		writable: make([]bool, l.Shards), fences: make([]func() error, l.Shards), closed: make([]bool, l.Shards),
+		heldChanged: make(chan struct{}, 1)}
 	err = parallel(l.Shards, func(i int) error {
 		var st *graph.Store
 		var err error
@@ -305,7 +319,10 @@ func create(dir string, r Router) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := fill(tmp, r, nil); err != nil {
+	restore := collectLess()
+	err = fill(tmp, r, nil)
+	restore()
+	if err != nil {
 		return err
 	}
 	return moveInto(tmp, dir)
@@ -322,6 +339,8 @@ func fill(dir string, r Router, write func(i int, s *graph.Store) error) error {
 		// memory rather than reusing, and zeroing, K full-sized memtables
 		// it has just let go (0.3 to 0.8 CPU-s at K = 6).
 		opts.MemTableSize, opts.BlockCacheSize = 1<<20, 1<<20
+		// A shard that holds only its mark has nothing to compact.
+		opts.GC.NoCloseCompaction = true
 	}
 	err := parallel(r.Shards(), func(i int) error {
 		sdir := filepath.Join(dir, ShardDir(i))
@@ -473,7 +492,7 @@ func (s *Store) SetWritable(i int, writable bool) error {
 	}
 	s.swap.Lock()
 	defer s.swap.Unlock()
-	if s.writable[i] == writable {
+	if s.writable[i] == writable && !s.closed[i] {
 		return nil
 	}
 	l, _, err := ReadLayout(s.dir)
@@ -490,7 +509,7 @@ func (s *Store) SetWritable(i int, writable bool) error {
 	if err != nil {
 		err = fmt.Errorf("shard %d: opening it %s: %w", i, modeName(writable), err)
 		if old, oerr := s.openLocked(l, i, !writable); oerr == nil {
-			s.shards[i] = old
+			s.setShard(i, old)
 		} else {
 			// Left closed: not writable; SetWritable(i, true) tries again.
 			s.writable[i] = false
@@ -498,9 +517,60 @@ func (s *Store) SetWritable(i int, writable bool) error {
 		}
 		return errors.Join(cerr, err)
 	}
-	s.shards[i] = st
+	s.setShard(i, st)
 	s.writable[i] = writable
 	return cerr
+}
+
+// setShard puts st in shard i's place (s.swap held for writing).
+func (s *Store) setShard(i int, st *graph.Store) {
+	s.shards[i] = st
+	s.closed[i] = false
+	s.heldHasChanged()
+}
+
+// HeldChanged receives a value (sent without blocking; never closed)
+// after a shard was opened anew or closed (SetWritable, ReplaceShard,
+// CloseShard), so that what HeapHeld says may have changed: the crawl's
+// soft memory limit follows at once, not at its next recheck. (A node
+// that takes its 64 shards at its start opens them within a second or
+// two, 21 MiB of memtable arena each; until the limit followed, the
+// collector ran without pause: 30 collections in two seconds of a
+// BenchmarkFleetCrawl node's start.) nil for a store of one shard in
+// today's layout.
+func (s *Store) HeldChanged() <-chan struct{} { return s.heldChanged }
+
+func (s *Store) heldHasChanged() {
+	select {
+	case s.heldChanged <- struct{}{}:
+	default:
+	}
+}
+
+// CloseShard closes shard i of a sharded store and leaves it closed: all
+// written to it is in its files when CloseShard returns, as after
+// SetWritable's close; its reads then fail with graph.ErrClosed and its
+// writes with its fence's error (or ErrClosed) until SetWritable opens it
+// again (Shard(i)'s own reads fail with Badger's "DB Closed"). A fleet
+// node that leaves closes so the shards it gives up
+// (fleetnode.Handler.Leaving): opening each read-only again, for Close to
+// close it a moment later, cost a node as many opens as it held shards.
+func (s *Store) CloseShard(i int) error {
+	if s.plain {
+		return fmt.Errorf("%w: %s is a store of one shard in the old layout", ErrLayout, s.dir)
+	}
+	if i < 0 || i >= len(s.shards) {
+		return fmt.Errorf("shard: shard %d of a store of %d", i, len(s.shards))
+	}
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	s.writable[i] = false
+	s.closed[i] = true
+	defer s.heldHasChanged()
+	if err := s.shards[i].Close(); err != nil {
+		return fmt.Errorf("shard %d: %w", i, err)
+	}
+	return nil
 }
 
 // openLocked opens shard i of the sharded store (s.swap held, its old
@@ -532,7 +602,19 @@ func modeName(writable bool) string {
 func (s *Store) Domain(name string) (data.DomainState, bool, error) {
 	s.swap.RLock()
 	defer s.swap.RUnlock()
-	return s.shards[s.router.Of(name)].Domain(name)
+	i := s.router.Of(name)
+	if err := s.closedErr(i); err != nil {
+		return data.DomainState{}, false, err
+	}
+	return s.shards[i].Domain(name)
+}
+
+// closedErr: shard i was closed by CloseShard (s.swap held).
+func (s *Store) closedErr(i int) error {
+	if s.closed != nil && s.closed[i] {
+		return fmt.Errorf("shard %d: %w", i, graph.ErrClosed)
+	}
+	return nil
 }
 
 // IsRemoved reports whether name is on the removal list (every shard
@@ -540,7 +622,11 @@ func (s *Store) Domain(name string) (data.DomainState, bool, error) {
 func (s *Store) IsRemoved(name string) (bool, error) {
 	s.swap.RLock()
 	defer s.swap.RUnlock()
-	return s.shards[s.router.Of(name)].IsRemoved(name)
+	i := s.router.Of(name)
+	if err := s.closedErr(i); err != nil {
+		return false, err
+	}
+	return s.shards[i].IsRemoved(name)
 }
 
 // Removals lists the removal list in name order (the union of the

@@ -212,7 +212,9 @@ func (a *app) runFleetCrawl(cmd *cobra.Command, fl crawlFlags, opts crawl.Option
 	stats, runErr := crawl.Run(ctx, store, opts)
 	stopPull()
 	<-pullDone
-	// Leave the fleet cleanly: every shard handed over with its quiet time.
+	// Leave the fleet cleanly: every shard handed over with its quiet time
+	// (and closed: the store is closed next).
+	h.Leaving()
 	lctx, cancel := context.WithTimeout(context.Background(), fl.LeaseTTL+timing.ResponseTimeout)
 	if err := node.Close(lctx); err != nil {
 		log.Warn("leaving the fleet", "err", err)
