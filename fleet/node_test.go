@@ -162,8 +162,22 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 	waitFor(t, 10*time.Second, "one shard each", func() bool { return len(ownedShards(b)) == 1 })
 	crashed := time.Now()
 	a.abandon()
-	waitFor(t, 3*fastTiming().TTL, "b holds both shards", func() bool { return len(ownedShards(b)) == 2 })
-	took := time.Since(crashed)
+	// Owned lists a shard as soon as it is taken, before its Start has
+	// run (MaySend: ErrStarting, and no grant in hb yet): wait for both.
+	var seen time.Time
+	waitFor(t, 3*fastTiming().TTL, "b holds both shards, started", func() bool {
+		seen = time.Now()
+		if len(ownedShards(b)) != 2 || hb.started() != 2 {
+			return false
+		}
+		for _, s := range ownedShards(b) {
+			if errors.Is(b.MaySend(s), ErrStarting) {
+				return false
+			}
+		}
+		return true
+	})
+	took := seen.Sub(crashed)
 	if took < fastTiming().TTL-fastTiming().Margin {
 		t.Errorf("b took a's shard %v after a crashed: before a's lease could run out", took)
 	}
@@ -179,8 +193,17 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 	if taken.Token <= ga.Token {
 		t.Errorf("token %d not above the crashed owner's %d", taken.Token, ga.Token)
 	}
+	// The full takeover wait from the take, which came before seen: a
+	// second's allowance for this poll on a loaded machine still fails a
+	// take with no wait (ready by seen) or half of it.
 	wait := fastTiming().withDefaults().TakeoverWait()
-	if err := b.MaySend(taken.Shard); !errors.Is(err, ErrTakeoverWait) {
+	if early := seen.Add(wait - time.Second); taken.ReadyAt.Before(early) {
+		t.Errorf("b may send for the shard it took from %v, before the takeover wait (%v) can have passed", taken.ReadyAt, wait)
+	}
+	// Asked at once, MaySend says wait; asked after ReadyAt (this
+	// goroutine ran late), it may say yes.
+	err := b.MaySend(taken.Shard)
+	if asked := time.Now(); (err == nil && asked.Before(taken.ReadyAt)) || (err != nil && !errors.Is(err, ErrTakeoverWait)) {
 		t.Errorf("MaySend at once after a takeover: %v", err)
 	}
 	waitFor(t, wait+time.Second, "b may send for both", func() bool { return len(readyShards(b)) == 2 })
