@@ -62,7 +62,7 @@ func TestHoldOffAfterDeadlineReachesNextOwner(t *testing.T) {
 	if err := old.PutHoldOff(context.Background(), 0, "slow.example", until); !errors.Is(err, ErrHoldOffPending) {
 		t.Fatalf("PutHoldOff past the deadline, etcd cut off: %v, want ErrHoldOffPending", err)
 	}
-	waitFor(t, 10*time.Second, "new holds the shard", func() bool { return len(ownedShards(newNode)) == 1 })
+	waitFor(t, 10*time.Second, "new holds the shard, started", func() bool { return len(ownedShards(newNode)) == 1 && hNew.current() == 1 })
 	if g, _ := hNew.grant(0); !g.HoldOff["slow.example"].IsZero() {
 		t.Fatal("the hold-off reached etcd while old was cut off: the test proves nothing")
 	}

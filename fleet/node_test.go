@@ -101,7 +101,8 @@ func TestFencingTokenAndCleanHandoff(t *testing.T) {
 	}
 	h2 := newHandler("b", nil)
 	b := startNode(t, cli, "b", h2)
-	waitFor(t, 10*time.Second, "b holds shard 0", func() bool { return len(ownedShards(b)) == 1 })
+	// Owned lists a shard before its Start has run: wait for the grant too.
+	waitFor(t, 10*time.Second, "b holds shard 0, started", func() bool { return len(ownedShards(b)) == 1 && h2.current() == 1 })
 	g2, _ := h2.grant(0)
 	if g2.Token <= g1.Token {
 		t.Errorf("token %d after %d: the fencing token must grow", g2.Token, g1.Token)
@@ -155,7 +156,7 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 	_, cli := newFleet(t, 2)
 	ha := newHandler("a", nil)
 	a := startNode(t, cli, "a", ha)
-	waitFor(t, 10*time.Second, "a holds both shards", func() bool { return len(ownedShards(a)) == 2 })
+	waitFor(t, 10*time.Second, "a holds both shards, started", func() bool { return len(ownedShards(a)) == 2 && ha.current() == 2 })
 	ga, _ := ha.grant(0)
 	hb := newHandler("b", nil)
 	b := startNode(t, cli, "b", hb)
