@@ -26,8 +26,9 @@ type fakeNode struct {
 	crawl *Fleet
 	mu    sync.Mutex
 	fence map[int]fleet.Fence
-	// onHoldOff, if set, runs before each HoldOff is passed on.
-	onHoldOff func(domain string)
+	// holdOff, if set, gets each HoldOff with put, which passes it on,
+	// and may act before and after it.
+	holdOff func(domain string, put func() error) error
 }
 
 func (n *fakeNode) Start(_ context.Context, g fleet.Grant) error {
@@ -54,10 +55,11 @@ func (n *fakeNode) ReserveIP(ctx context.Context, ip netip.Addr, d time.Duration
 }
 
 func (n *fakeNode) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
-	if n.onHoldOff != nil {
-		n.onHoldOff(domain)
+	put := func() error { return n.fake.PutHoldOff(ctx, s, domain, until) }
+	if n.holdOff != nil {
+		return n.holdOff(domain, put)
 	}
-	return n.fake.PutHoldOff(ctx, s, domain, until)
+	return put()
 }
 
 // A fleet node's crawl sends requests only to the sites of the shards it
@@ -164,14 +166,22 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 	defer store.Close()
 	node := &fakeNode{fake: fleettest.New(nil, 0), store: store, fence: map[int]fleet.Fence{}}
 	node.crawl = NewFleet(node, store.ShardOf)
-	// The first site to say "wait" says it as the deadline passes.
+	// The first site to say "wait" says it as the deadline passes; the
+	// test goes on once its hold-off has been passed on (and refused), not
+	// before: told earlier, it could lift the deadline first.
 	var once sync.Once
 	first := make(chan string, 1)
-	node.onHoldOff = func(d string) {
+	node.holdOff = func(d string, put func() error) error {
+		isFirst := false
 		once.Do(func() {
 			node.fake.SetDeadlinePassed(true)
-			first <- d
+			isFirst = true
 		})
+		err := put()
+		if isFirst {
+			first <- d
+		}
+		return err
 	}
 	ctx, cancel, done := runFleetCrawl(t, w, store, node, opts)
 	defer cancel()
