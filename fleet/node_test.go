@@ -86,7 +86,9 @@ func TestFencingTokenAndCleanHandoff(t *testing.T) {
 	if err := a.MaySend(0); !errors.As(err, &nn) || nn.Until.Sub(time.Now()) < 59*time.Minute {
 		t.Errorf("takeover wait until %v", nn.Until)
 	}
-	if err := a.PutShardState(context.Background(), g1.Fence, ShardState{Backup: "file:///backups/0"}); err != nil {
+	if err := answered(t, func() error {
+		return a.PutShardState(context.Background(), g1.Fence, ShardState{Backup: "file:///backups/0"})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	// a leaves cleanly while still inside its wait: the handoff carries
