@@ -9,10 +9,14 @@ import (
 	"github.com/mapthenet/mapthenet/fleet/etcdtest"
 )
 
-// quorumTiming rides out a leader election (about a second with etcd's
-// default timing) without a missed deadline.
+// quorumTiming rides out a leader election without a missed deadline:
+// the leader may die just before a renewal was due, so the deadline is at
+// least 2·TTL/3 − margin (4.3 s) after it; the followers' election timeout
+// (randomized, 1 to 2 s), a pre-vote, a vote and the client's move to
+// another member took up to 4 s on a loaded machine (a 5 s TTL, 2.3 s of
+// room, failed: "3.981s after killing the leader: lease deadline passed").
 func quorumTiming() Timing {
-	return Timing{TTL: 5 * time.Second, Margin: time.Second, ResponseTimeout: 50 * time.Millisecond, ClockSkew: -1}
+	return Timing{TTL: 8 * time.Second, Margin: time.Second, ResponseTimeout: 50 * time.Millisecond, ClockSkew: -1}
 }
 
 // skipTakeoverWait lets a test's node send at once for what it holds (the
