@@ -336,13 +336,34 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 	if err := a.MaySend(0); !errors.Is(err, ErrNoSession) && !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("MaySend after the lease was revoked: %v", err)
 	}
-	for i := 0; h.started() < 4; i++ { // rejoins, takes both again
+	// It rejoins and takes both again: the take is waited for in real
+	// time after each step (up to a second: Start runs on its own
+	// goroutine, and a 200 ms sleep was short on a loaded machine), and
+	// the clock moves on only while nothing is taken, or ReadyAt below
+	// would be from an earlier fake time.
+	var before int64
+	for _, g := range h.allGrants() {
+		before = max(before, g.Token)
+	}
+	retaken := func() bool {
+		n := 0
+		for _, o := range a.Owned() {
+			if o.Token > before {
+				n++
+			}
+		}
+		return n == 2
+	}
+	for i := 0; !retaken(); i++ {
 		if i == 3 {
 			t.Fatalf("shards not taken again: %d grants", h.started())
 		}
 		step(every)
-		time.Sleep(200 * time.Millisecond)
+		for wait := time.Now().Add(time.Second); !retaken() && time.Now().Before(wait); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
+	waitFor(t, 5*time.Second, "both shards started again", func() bool { return h.started() >= 4 })
 	g3, _ := h.grant(0)
 	if g3.Token <= g.Token || g3.Handoff != nil || !g3.ReadyAt.Equal(clock.Now().Add(takeover)) {
 		t.Errorf("after a lost lease: token %d (was %d), handoff %v, ready in %v", g3.Token, g.Token, g3.Handoff, g3.ReadyAt.Sub(clock.Now()))
