@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/fleet"
 	"github.com/mapthenet/mapthenet/fleet/fleettest"
 	"github.com/mapthenet/mapthenet/graph"
@@ -26,8 +28,9 @@ type fakeNode struct {
 	crawl *Fleet
 	mu    sync.Mutex
 	fence map[int]fleet.Fence
-	// onHoldOff, if set, runs before each HoldOff is passed on.
-	onHoldOff func(domain string)
+	// holdOff, if set, gets each HoldOff with put, which passes it on,
+	// and may act before and after it.
+	holdOff func(domain string, put func() error) error
 }
 
 func (n *fakeNode) Start(_ context.Context, g fleet.Grant) error {
@@ -54,10 +57,11 @@ func (n *fakeNode) ReserveIP(ctx context.Context, ip netip.Addr, d time.Duration
 }
 
 func (n *fakeNode) HoldOff(ctx context.Context, s int, domain string, until time.Time) error {
-	if n.onHoldOff != nil {
-		n.onHoldOff(domain)
+	put := func() error { return n.fake.PutHoldOff(ctx, s, domain, until) }
+	if n.holdOff != nil {
+		return n.holdOff(domain, put)
 	}
-	return n.fake.PutHoldOff(ctx, s, domain, until)
+	return put()
 }
 
 // A fleet node's crawl sends requests only to the sites of the shards it
@@ -164,16 +168,25 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 	defer store.Close()
 	node := &fakeNode{fake: fleettest.New(nil, 0), store: store, fence: map[int]fleet.Fence{}}
 	node.crawl = NewFleet(node, store.ShardOf)
-	// The first site to say "wait" says it as the deadline passes.
+	// The first site to say "wait" says it as the deadline passes; the
+	// test goes on once its hold-off has been passed on (and refused), not
+	// before: told earlier, it could lift the deadline first.
 	var once sync.Once
 	first := make(chan string, 1)
-	node.onHoldOff = func(d string) {
+	node.holdOff = func(d string, put func() error) error {
+		isFirst := false
 		once.Do(func() {
 			node.fake.SetDeadlinePassed(true)
-			first <- d
+			isFirst = true
 		})
+		err := put()
+		if isFirst {
+			first <- d
+		}
+		return err
 	}
-	ctx, cancel, done := runFleetCrawl(t, w, store, node, opts)
+	watch := &fencedWatch{Store: store, refused: map[string]bool{}}
+	ctx, cancel, done := runFleetCrawl(t, w, watch, node, opts)
 	defer cancel()
 	for s := range store.Shards() {
 		if _, err := node.fake.Grant(ctx, node, s, 0); err != nil {
@@ -187,7 +200,13 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 		t.Fatal("no site asked to wait in 30 s")
 	}
 	s := store.ShardOf(domain)
-	time.Sleep(200 * time.Millisecond) // the visit's commit is refused meanwhile
+	// The visit's commit is refused meanwhile: waited for, not slept on
+	// (a commit that came after the deadline was lifted would be taken).
+	for deadline := time.Now().Add(30 * time.Second); !watch.wasRefused(domain); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the visit of %s not refused by the shard's fence 30 s after the deadline passed", domain)
+		}
+	}
 	if _, ok := node.fake.HoldOffs(s)[domain]; ok {
 		t.Fatal("the hold-off was recorded past the deadline")
 	}
@@ -240,7 +259,7 @@ func TestFleetThrottledPastDeadline(t *testing.T) {
 // runFleetCrawl starts the crawl of w's seeds as node's, quick-paced, in
 // the background: its context, the context's cancel and the channel Run's
 // error comes on.
-func runFleetCrawl(t *testing.T, w *simweb.Web, store *shard.Store, node *fakeNode, opts Options) (context.Context, context.CancelFunc, chan error) {
+func runFleetCrawl(t *testing.T, w *simweb.Web, store Store, node *fakeNode, opts Options) (context.Context, context.CancelFunc, chan error) {
 	opts.Seeds = []string{writeFile(t, "seeds.txt", strings.Join(w.Seeds(), "\n"))}
 	opts.MinDelay, opts.MinDelaySet = 10*time.Millisecond, true
 	opts.IdleRecheck = 50 * time.Millisecond
@@ -249,4 +268,30 @@ func runFleetCrawl(t *testing.T, w *simweb.Web, store *shard.Store, node *fakeNo
 	done := make(chan error, 1)
 	go func() { _, err := Run(ctx, store, opts); done <- err }()
 	return ctx, cancel, done
+}
+
+// fencedWatch is a sharded store that notes the domains of the visits its
+// shards' fences refused.
+type fencedWatch struct {
+	*shard.Store
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (f *fencedWatch) RecordShard(s int, vs []*data.VisitResult) error {
+	err := f.Store.RecordShard(s, vs)
+	if errors.Is(err, graph.ErrFenced) {
+		f.mu.Lock()
+		for _, v := range vs {
+			f.refused[v.Domain] = true
+		}
+		f.mu.Unlock()
+	}
+	return err
+}
+
+func (f *fencedWatch) wasRefused(domain string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused[domain]
 }

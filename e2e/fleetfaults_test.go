@@ -102,6 +102,7 @@ func TestFleetPausedNode(t *testing.T) {
 		t.Logf("n2's log:\n%s", victim.log())
 	}
 	t.Logf("n2 sent %d requests before it woke, %d after (shards taken again: %v)", before, after, retaken)
+	lostWithShard(t, f, nodes, victim, stopped, woke, held)
 	checkVisitedInSnapshot(t, f, slices.DeleteFunc(slices.Clone(f.seeds), func(d string) bool { return held[d] }))
 }
 
@@ -216,6 +217,46 @@ func signedBy(r simweb.Request) string {
 		return m[1]
 	}
 	return ""
+}
+
+// lostWithShard adds to held the sites whose visit victim recorded (before
+// until) on a shard another node then took from it without a handoff
+// (after from), and that told a node to wait (a hold-off in etcd), unless
+// another node recorded a visit of them too. DESIGN.md: the visits a node
+// made since its shard's last backup are lost with it and made again by
+// the next owner; a site that asked to wait is asked again only after its
+// wait, which outlasts the test. (TestFleetNodeCutOff failed once on
+// throttle-429.example: held, recorded, and not in the snapshot.)
+func lostWithShard(t *testing.T, f *fleetFixture, nodes []*opsProc, victim *opsProc, from, until time.Time, held map[string]bool) {
+	t.Helper()
+	router, err := shard.NewRouter(fleetShards, []string{"github.io"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	takenUnclean := map[int]bool{}
+	byOthers := map[string]bool{}
+	for _, n := range nodes {
+		if n == victim {
+			continue
+		}
+		for s := range tookUncleanIn(n, from, until.Add(time.Hour)) {
+			takenUnclean[s] = true
+		}
+		for _, d := range n.logged("visit recorded") {
+			byOthers[d] = true
+		}
+	}
+	inEtcd := holdOffs(t, f.etcd)
+	victim.mu.Lock()
+	defer victim.mu.Unlock()
+	for _, line := range victim.lines {
+		d, _ := line["domain"].(string)
+		if line["msg"] != "visit recorded" || !logTime(line).Before(until) || held[d] || byOthers[d] || !inEtcd[d] || !takenUnclean[router.Of(d)] {
+			continue
+		}
+		held[d] = true
+		t.Logf("%s: told a node to wait; its visit recorded on the node that lost shard %d without a handoff need not reach the snapshot", d, router.Of(d))
+	}
 }
 
 // checkVisitedInSnapshot: in the admin directory's current snapshot (a

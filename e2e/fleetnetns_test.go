@@ -244,6 +244,7 @@ func TestFleetNodeCutOff(t *testing.T) {
 	}
 	t.Logf("n2 sent %d requests before the cut, %d after it before taking a shard again (shards taken again: %v); n0 and n1 took %d of its shards",
 		before, late, retaken, taken)
+	lostWithShard(t, f, nodes, victim, cut, restored, held)
 	checkVisitedInSnapshot(t, f, slices.DeleteFunc(slices.Clone(f.seeds), func(d string) bool { return held[d] }))
 }
 

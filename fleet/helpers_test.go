@@ -90,6 +90,23 @@ func startNodeB(b testing.TB, cli *clientv3.Client, h *testHandler) *Node {
 	return n
 }
 
+// answered runs call, an etcd write a test needs done, again while it
+// fails because etcd did not answer within the node's request timeout (a
+// quarter of fastTiming's 2 s TTL: a loaded machine's in-process etcd
+// took longer), for up to 10 s; it returns call's last error. The node's
+// own callers do the same (a crawl writes its counts again next time).
+func answered(t *testing.T, call func() error) error {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := call()
+		if !errors.Is(err, context.DeadlineExceeded) || time.Now().After(deadline) {
+			return err
+		}
+		t.Logf("tried again: %v", err)
+	}
+}
+
 // waitFor polls cond until it holds, failing the test after within.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()

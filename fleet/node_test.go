@@ -86,7 +86,9 @@ func TestFencingTokenAndCleanHandoff(t *testing.T) {
 	if err := a.MaySend(0); !errors.As(err, &nn) || nn.Until.Sub(time.Now()) < 59*time.Minute {
 		t.Errorf("takeover wait until %v", nn.Until)
 	}
-	if err := a.PutShardState(context.Background(), g1.Fence, ShardState{Backup: "file:///backups/0"}); err != nil {
+	if err := answered(t, func() error {
+		return a.PutShardState(context.Background(), g1.Fence, ShardState{Backup: "file:///backups/0"})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	// a leaves cleanly while still inside its wait: the handoff carries
@@ -101,7 +103,8 @@ func TestFencingTokenAndCleanHandoff(t *testing.T) {
 	}
 	h2 := newHandler("b", nil)
 	b := startNode(t, cli, "b", h2)
-	waitFor(t, 10*time.Second, "b holds shard 0", func() bool { return len(ownedShards(b)) == 1 })
+	// Owned lists a shard before its Start has run: wait for the grant too.
+	waitFor(t, 10*time.Second, "b holds shard 0, started", func() bool { return len(ownedShards(b)) == 1 && h2.current() == 1 })
 	g2, _ := h2.grant(0)
 	if g2.Token <= g1.Token {
 		t.Errorf("token %d after %d: the fencing token must grow", g2.Token, g1.Token)
@@ -155,15 +158,29 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 	_, cli := newFleet(t, 2)
 	ha := newHandler("a", nil)
 	a := startNode(t, cli, "a", ha)
-	waitFor(t, 10*time.Second, "a holds both shards", func() bool { return len(ownedShards(a)) == 2 })
+	waitFor(t, 10*time.Second, "a holds both shards, started", func() bool { return len(ownedShards(a)) == 2 && ha.current() == 2 })
 	ga, _ := ha.grant(0)
 	hb := newHandler("b", nil)
 	b := startNode(t, cli, "b", hb)
 	waitFor(t, 10*time.Second, "one shard each", func() bool { return len(ownedShards(b)) == 1 })
 	crashed := time.Now()
 	a.abandon()
-	waitFor(t, 3*fastTiming().TTL, "b holds both shards", func() bool { return len(ownedShards(b)) == 2 })
-	took := time.Since(crashed)
+	// Owned lists a shard as soon as it is taken, before its Start has
+	// run (MaySend: ErrStarting, and no grant in hb yet): wait for both.
+	var seen time.Time
+	waitFor(t, 3*fastTiming().TTL, "b holds both shards, started", func() bool {
+		seen = time.Now()
+		if len(ownedShards(b)) != 2 || hb.started() != 2 {
+			return false
+		}
+		for _, s := range ownedShards(b) {
+			if errors.Is(b.MaySend(s), ErrStarting) {
+				return false
+			}
+		}
+		return true
+	})
+	took := seen.Sub(crashed)
 	if took < fastTiming().TTL-fastTiming().Margin {
 		t.Errorf("b took a's shard %v after a crashed: before a's lease could run out", took)
 	}
@@ -179,8 +196,17 @@ func TestLeaseExpiryReleasesShard(t *testing.T) {
 	if taken.Token <= ga.Token {
 		t.Errorf("token %d not above the crashed owner's %d", taken.Token, ga.Token)
 	}
+	// The full takeover wait from the take, which came before seen: a
+	// second's allowance for this poll on a loaded machine still fails a
+	// take with no wait (ready by seen) or half of it.
 	wait := fastTiming().withDefaults().TakeoverWait()
-	if err := b.MaySend(taken.Shard); !errors.Is(err, ErrTakeoverWait) {
+	if early := seen.Add(wait - time.Second); taken.ReadyAt.Before(early) {
+		t.Errorf("b may send for the shard it took from %v, before the takeover wait (%v) can have passed", taken.ReadyAt, wait)
+	}
+	// Asked at once, MaySend says wait; asked after ReadyAt (this
+	// goroutine ran late), it may say yes.
+	err := b.MaySend(taken.Shard)
+	if asked := time.Now(); (err == nil && asked.Before(taken.ReadyAt)) || (err != nil && !errors.Is(err, ErrTakeoverWait)) {
 		t.Errorf("MaySend at once after a takeover: %v", err)
 	}
 	waitFor(t, wait+time.Second, "b may send for both", func() bool { return len(readyShards(b)) == 2 })
@@ -310,13 +336,34 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 	if err := a.MaySend(0); !errors.Is(err, ErrNoSession) && !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("MaySend after the lease was revoked: %v", err)
 	}
-	for i := 0; h.started() < 4; i++ { // rejoins, takes both again
+	// It rejoins and takes both again: the take is waited for in real
+	// time after each step (up to a second: Start runs on its own
+	// goroutine, and a 200 ms sleep was short on a loaded machine), and
+	// the clock moves on only while nothing is taken, or ReadyAt below
+	// would be from an earlier fake time.
+	var before int64
+	for _, g := range h.allGrants() {
+		before = max(before, g.Token)
+	}
+	retaken := func() bool {
+		n := 0
+		for _, o := range a.Owned() {
+			if o.Token > before {
+				n++
+			}
+		}
+		return n == 2
+	}
+	for i := 0; !retaken(); i++ {
 		if i == 3 {
 			t.Fatalf("shards not taken again: %d grants", h.started())
 		}
 		step(every)
-		time.Sleep(200 * time.Millisecond)
+		for wait := time.Now().Add(time.Second); !retaken() && time.Now().Before(wait); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
+	waitFor(t, 5*time.Second, "both shards started again", func() bool { return h.started() >= 4 })
 	g3, _ := h.grant(0)
 	if g3.Token <= g.Token || g3.Handoff != nil || !g3.ReadyAt.Equal(clock.Now().Add(takeover)) {
 		t.Errorf("after a lost lease: token %d (was %d), handoff %v, ready in %v", g3.Token, g.Token, g3.Handoff, g3.ReadyAt.Sub(clock.Now()))

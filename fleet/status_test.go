@@ -33,10 +33,12 @@ func TestStatusAndMetrics(t *testing.T) {
 	})
 	for i, s := range ownedShards(a) {
 		g, _ := ha.grant(s)
-		if err := a.PutShardState(ctx, g.Fence, ShardState{Backup: "backups/b"}); err != nil {
+		if err := answered(t, func() error { return a.PutShardState(ctx, g.Fence, ShardState{Backup: "backups/b"}) }); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.PutShardCounts(ctx, g.Fence, ShardCounts{Snapshot: "2026-12-04T100000Z", Due: int64(10 * (i + 1)), Waiting: 5}); err != nil {
+		if err := answered(t, func() error {
+			return a.PutShardCounts(ctx, g.Fence, ShardCounts{Snapshot: "2026-12-04T100000Z", Due: int64(10 * (i + 1)), Waiting: 5})
+		}); err != nil {
 			t.Fatal(err)
 		}
 		// Counts under an earlier holding's token are refused by etcd.

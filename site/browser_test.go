@@ -196,7 +196,16 @@ func TestMapInBrowser(t *testing.T) {
 	}
 
 	// The permalink reloads into the same view and selection.
-	time.Sleep(300 * time.Millisecond) // the address follows the view a quarter second later
+	// The address follows the view a quarter second later: wait until it
+	// holds the view (as map.js writes it), not a fixed 300 ms, which a
+	// loaded machine's timers overshoot.
+	const hashHoldsView = `(function () {
+		var p = new URLSearchParams(location.hash.slice(1)), v = window.mapthenet.view();
+		return p.get("x") === v.cx.toPrecision(7) && p.get("y") === v.cy.toPrecision(7) && p.get("z") === (v.scale / v.fit).toPrecision(5);
+	})()`
+	if err := chromedp.Do(ctx, poll(hashHoldsView)); err != nil {
+		t.Fatalf("the address does not follow the view %+v: %v (it is %q)", moved, err, eval[string](t, ctx, "location.hash"))
+	}
 	hash := eval[string](t, ctx, "location.hash")
 	if !strings.Contains(hash, "d="+target) {
 		t.Fatalf("permalink %q lacks the selection", hash)
