@@ -2,11 +2,11 @@ package crawl
 
 import (
 	"math"
-	"os"
 	"runtime/debug"
 	"time"
 
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/internal/gctarget"
 )
 
 // DefaultMemoryLimit is the soft memory limit a crawl runs under when the
@@ -62,7 +62,7 @@ const heapRecheck = time.Second
 // (the operator's choice wins), and returns what restores the previous
 // one.
 func boundHeap(store any, every time.Duration) (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+	if gctarget.OperatorSet() || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
 	prev := debug.SetMemoryLimit(memoryLimit(store))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
+	"github.com/mapthenet/mapthenet/internal/gctarget"
 	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
@@ -141,7 +142,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 // GOGC or GOMEMLIMIT is set in the environment: the operator's choice
 // wins.
 func boundHeap(path string) (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+	if gctarget.OperatorSet() {
 		return func() {}
 	}
 	limit := int64(2560) << 20
@@ -149,9 +150,9 @@ func boundHeap(path string) (restore func()) {
 		limit = max(limit, 4*fi.Size())
 	}
 	prevLimit := debug.SetMemoryLimit(limit)
-	prevPercent := debug.SetGCPercent(400)
+	release := gctarget.Hold(400)
 	return func() {
-		debug.SetGCPercent(prevPercent)
+		release()
 		debug.SetMemoryLimit(prevLimit)
 	}
 }

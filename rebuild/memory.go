@@ -1,9 +1,6 @@
 package rebuild
 
-import (
-	"os"
-	"runtime/debug"
-)
+import "github.com/mapthenet/mapthenet/internal/gctarget"
 
 // rebuildGCPercent is the collector's target while a rebuild runs, in
 // place of Go's 100. A rebuild's live heap is mostly tables that last
@@ -18,14 +15,8 @@ import (
 // shared machine).
 const rebuildGCPercent = 50
 
-// boundGC sets the collector's target to rebuildGCPercent until the
-// returned function restores it, unless GOGC or GOMEMLIMIT is set in the
-// environment (the operator's choice wins). It applies to the whole
-// process: a crawl that runs a rebuild collects more often meanwhile.
-func boundGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	prev := debug.SetGCPercent(rebuildGCPercent)
-	return func() { debug.SetGCPercent(prev) }
-}
+// boundGC holds the collector's target at rebuildGCPercent until the
+// returned function is called (gctarget.Hold: the operator's GOGC or
+// GOMEMLIMIT wins). It applies to the whole process: a crawl that runs a
+// rebuild collects more often meanwhile.
+func boundGC() (restore func()) { return gctarget.Hold(rebuildGCPercent) }

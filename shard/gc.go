@@ -1,10 +1,6 @@
 package shard
 
-import (
-	"os"
-	"runtime/debug"
-	"sync"
-)
+import "github.com/mapthenet/mapthenet/internal/gctarget"
 
 // createGCPercent is the collector's target while a store's new shards
 // are made, in place of Go's 100. Making a shard opens a Badger store,
@@ -20,35 +16,8 @@ import (
 // at 64 shards (1 node).
 const createGCPercent = 400
 
-// collectLess sets the collector's target to createGCPercent until the
-// returned function is called, unless GOGC or GOMEMLIMIT is set in the
-// environment (the operator's choice wins). Calls may overlap (tests make
-// stores in parallel): the target is restored when the last one ends.
-// It applies to the whole process while a store is made.
-var collectLess = func() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	lessGC.mu.Lock()
-	defer lessGC.mu.Unlock()
-	if lessGC.n == 0 {
-		lessGC.prev = debug.SetGCPercent(createGCPercent)
-	}
-	lessGC.n++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			lessGC.mu.Lock()
-			defer lessGC.mu.Unlock()
-			if lessGC.n--; lessGC.n == 0 {
-				debug.SetGCPercent(lessGC.prev)
-			}
-		})
-	}
-}
-
-var lessGC struct {
-	mu   sync.Mutex
-	n    int // collectLess calls not yet restored
-	prev int // the target before the first of them
-}
+// collectLess holds the collector's target at createGCPercent until the
+// returned function is called (gctarget.Hold: the operator's GOGC or
+// GOMEMLIMIT wins; calls may overlap, as tests make stores in parallel).
+// A variable so that a test can see when it is called.
+var collectLess = func() (restore func()) { return gctarget.Hold(createGCPercent) }
