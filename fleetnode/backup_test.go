@@ -36,10 +36,7 @@ func keysUnder(t *testing.T, st objstore.Store, prefix string) []string {
 // so, when it is not installed).
 func TestPruneBackups(t *testing.T) {
 	t.Run("dir", func(t *testing.T) {
-		st, err := objstore.NewDir(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := snapshotDir(t)
 		testPruneBackups(t, st)
 	})
 	t.Run("s3", func(t *testing.T) {

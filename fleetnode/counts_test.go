@@ -8,7 +8,6 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/fleet/fleettest"
-	"github.com/mapthenet/mapthenet/objstore"
 	"github.com/mapthenet/mapthenet/shard"
 )
 
@@ -38,10 +37,7 @@ func TestCounts(t *testing.T) {
 	if err := store.RecordVisits([]*data.VisitResult{visitAt("site00.example", asOf.Add(-time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := objstore.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := snapshotDir(t)
 	m := publishSnapshot(t, store, st, asOf, true)
 
 	node := t.TempDir()

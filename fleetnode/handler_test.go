@@ -64,15 +64,22 @@ func node(t *testing.T, fake *fleettest.Fake, snaps objstore.Store) *Handler {
 	return h
 }
 
+// snapshotDir is a snapshot store in a directory of the test's own.
+func snapshotDir(t *testing.T) *objstore.Dir {
+	t.Helper()
+	d, err := objstore.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // A clean handoff makes a backup only when something was written to the
 // shard since the backup its state names: one restored at the take, or
 // made by an export of the same holding.
 func TestHandoffBacksUpOnlyAChangedShard(t *testing.T) {
 	ctx := context.Background()
-	dir, err := objstore.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := snapshotDir(t)
 	snaps := &puts{Store: dir}
 	fake := fleettest.New(nil, 0)
 	a, b := node(t, fake, snaps), node(t, fake, snaps)
@@ -146,10 +153,7 @@ func TestHandoffBacksUpOnlyAChangedShard(t *testing.T) {
 // stops it).
 func TestOnlyHeldShardsAreWritable(t *testing.T) {
 	ctx := context.Background()
-	snaps, err := objstore.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snaps := snapshotDir(t)
 	fake := fleettest.New(nil, 0)
 	h := node(t, fake, snaps)
 	st := h.o.Store
@@ -210,10 +214,7 @@ func TestOnlyHeldShardsAreWritable(t *testing.T) {
 // holding wrote is on disk all the same.
 func TestLeavingClosesShardsGivenUp(t *testing.T) {
 	ctx := context.Background()
-	snaps, err := objstore.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snaps := snapshotDir(t)
 	fake := fleettest.New(nil, 0)
 	h := node(t, fake, snaps)
 	st := h.o.Store

@@ -121,10 +121,7 @@ func TestPullSchedulePartitions(t *testing.T) {
 		}
 		slices.Sort(byShard[s])
 	}
-	dir, err := objstore.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := snapshotDir(t)
 	st := &countingStore{Store: dir, opened: map[string]int{}}
 	m := publishSnapshot(t, store, st, asOf, true)
 	st.reads(m.ID)
