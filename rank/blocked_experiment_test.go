@@ -44,7 +44,7 @@ func TestBlockedIterationExperiment(t *testing.T) {
 	}
 	plain := func() {
 		forChunks(len(bounds)-1, 2, func(c int) {
-			iterateChunk(g, bounds[c], bounds[c+1], 0.1, 0.85, slices.Clone(x[:0]), contrib, next)
+			_ = c
 		})
 	}
 	_ = plain
@@ -52,7 +52,7 @@ func TestBlockedIterationExperiment(t *testing.T) {
 		xs := slices.Clone(x)
 		start := time.Now()
 		forChunks(len(bounds)-1, 2, func(c int) {
-			iterateChunk(g, bounds[c], bounds[c+1], 0.1, 0.85, xs, contrib, next)
+			iterateChunk(g, bounds[c], bounds[c+1], 0.1, 0.85, xs, contrib, next, make([]float64, 2*chunkCost))
 		})
 		return time.Since(start)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -323,5 +324,42 @@ func TestPageRankParams(t *testing.T) {
 	cancel()
 	if _, err := PageRank(ctx, g, DefaultParams); err == nil {
 		t.Error("cancelled context: no error")
+	}
+}
+
+// TestGatheredAndDirectSumsAgree: iterateChunk's two ways of summing a
+// chunk (gathering the shares into scratch first, or reading them
+// straight from contrib) give the same scores bit for bit, with small
+// chunks so that a graph takes both, and with the offsets' bits lowered
+// so that the gathering way's chunks cross the points where the low bits
+// wrap around (the path of graphs of more than 2³² edges).
+func TestGatheredAndDirectSumsAgree(t *testing.T) {
+	defer func(c, g int, b uint8) { chunkCost, gatherChunks, offsetBits = c, g, b }(chunkCost, gatherChunks, offsetBits)
+	src, dst := randomEdges(11, 2000, 30_000)
+	for _, tc := range []struct {
+		cost int
+		bits uint8
+	}{{1 << 15, 32}, {64, 32}, {64, 7}, {300, 9}} {
+		chunkCost, offsetBits = tc.cost, tc.bits
+		g, err := BuildCSR(2000, src, dst, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.bits < 32 && len(g.offsets.steps) == 0 {
+			t.Fatalf("offsetBits %d: no steps", tc.bits)
+		}
+		gatherChunks = 0
+		direct, err := PageRank(context.Background(), g, Params{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gatherChunks = 2
+		gathered, err := PageRank(context.Background(), g, Params{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(direct.Scores, gathered.Scores) || direct.Iterations != gathered.Iterations {
+			t.Errorf("chunk cost %d, offset bits %d: gathered sums give other scores than direct ones", tc.cost, tc.bits)
+		}
 	}
 }
