@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"math"
-	"runtime/debug"
 	"time"
 
 	"github.com/mapthenet/mapthenet/graph"
@@ -55,17 +53,17 @@ func memoryLimit(store any) int64 {
 // stop of the world.
 const heapRecheck = time.Second
 
-// boundHeap sets the soft memory limit (memoryLimit of store, rechecked
-// every interval of real time: the limit tunes the collector and no crawl
-// behaviour waits on it, so it takes no part in the crawl's clock) unless
-// GOMEMLIMIT or GOGC is set in the environment or a limit is set already
-// (the operator's choice wins), and returns what restores the previous
-// one.
+// boundHeap holds the soft memory limit at memoryLimit of store
+// (gctarget.HoldLimit), rechecked every interval of real time (the limit
+// tunes the collector and no crawl behaviour waits on it, so it takes no
+// part in the crawl's clock), unless GOMEMLIMIT or GOGC is set in the
+// environment (the operator's choice wins), and returns what ends the
+// hold.
 func boundHeap(store any, every time.Duration) (restore func()) {
-	if gctarget.OperatorSet() || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+	if gctarget.OperatorSet() {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(memoryLimit(store))
+	hold := gctarget.HoldLimit(memoryLimit(store))
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -85,14 +83,12 @@ func boundHeap(store any, every time.Duration) (restore func()) {
 			case <-t.C:
 			case <-changed:
 			}
-			if l := memoryLimit(store); l != debug.SetMemoryLimit(-1) {
-				debug.SetMemoryLimit(l)
-			}
+			hold.Set(memoryLimit(store))
 		}
 	}()
 	return func() {
 		close(stop)
 		<-done
-		debug.SetMemoryLimit(prev)
+		hold.Release()
 	}
 }

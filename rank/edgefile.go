@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/mapthenet/mapthenet/data"
@@ -149,11 +148,11 @@ func boundHeap(path string) (restore func()) {
 	if fi, err := os.Stat(path); err == nil {
 		limit = max(limit, 4*fi.Size())
 	}
-	prevLimit := debug.SetMemoryLimit(limit)
+	hold := gctarget.HoldLimit(limit)
 	release := gctarget.Hold(400)
 	return func() {
 		release()
-		debug.SetMemoryLimit(prevLimit)
+		hold.Release()
 	}
 }
 
