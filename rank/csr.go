@@ -42,6 +42,31 @@ func (g *CSR) check() error {
 	return g.offsets.check(g.N, len(g.Sources))
 }
 
+// checkSources checks that every source names one of the N nodes (on up
+// to workers goroutines: a pass over the sources).
+func (g *CSR) checkSources(workers int) error {
+	m := len(g.Sources)
+	parts := max(1, min(workers, m/parallelMinEdges))
+	bad := make([]int, parts)
+	parallel.Run(parts, func(k int) {
+		bad[k] = -1
+		lo, hi := k*m/parts, (k+1)*m/parts
+		most := uint32(0)
+		for _, u := range g.Sources[lo:hi] {
+			most = max(most, u)
+		}
+		if most >= g.N && hi > lo {
+			bad[k] = lo + slices.IndexFunc(g.Sources[lo:hi], func(u uint32) bool { return u >= g.N })
+		}
+	})
+	for _, i := range bad {
+		if i >= 0 {
+			return fmt.Errorf("rank: malformed CSR: source %d of in-edge %d is not a node (%d nodes)", g.Sources[i], i, g.N)
+		}
+	}
+	return nil
+}
+
 // BuildCSR builds the in-edge CSR of the graph of n nodes whose edges are
 // src[i]→dst[i]: self-loops are dropped, duplicate edges kept once, and
 // OutDegree counts distinct out-edges. It does not modify src or dst.

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Params are PageRank's parameters (DESIGN.md, "Ranks"). A zero Damping,
@@ -138,6 +139,11 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 	if err := g.check(); err != nil {
 		return Result{}, err
 	}
+	// iterateChunk reads contrib[u] for every source u without a bounds
+	// check: every u must be below N.
+	if err := g.checkSources(p.Workers); err != nil {
+		return Result{}, err
+	}
 	bounds := g.chunks()
 	nchunks := len(bounds) - 1
 	d := p.Damping
@@ -257,9 +263,16 @@ func iterateChunk(g *CSR, lo, hi uint32, base, d float64, x, contrib, nextContri
 		}
 		return diff, dang
 	}
-	shares := scratch[:end-from]
-	for i, u := range srcs[from:end] {
-		shares[i] = contrib[u]
+	// The flat loop reads contrib without Go's bounds check: with the
+	// check (a compare and a branch an edge) an iteration at L took 11%
+	// longer (241 against 214 ms), as fewer reads fit the core's window
+	// at once. Safe because PageRank checked first that every source is
+	// below N (checkSources), and contrib has N entries.
+	sources := srcs[from:end]
+	shares := scratch[:len(sources)]
+	base0 := unsafe.Pointer(unsafe.SliceData(contrib))
+	for i, u := range sources {
+		shares[i] = *(*float64)(unsafe.Add(base0, uintptr(u)*8))
 	}
 	low := g.offsets.low
 	first := low[lo]

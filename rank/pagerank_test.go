@@ -2,9 +2,11 @@ package rank
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -361,5 +363,32 @@ func TestGatheredAndDirectSumsAgree(t *testing.T) {
 		if !slices.Equal(direct.Scores, gathered.Scores) || direct.Iterations != gathered.Iterations {
 			t.Errorf("chunk cost %d, offset bits %d: gathered sums give other scores than direct ones", tc.cost, tc.bits)
 		}
+	}
+}
+
+// PageRank refuses a graph whose sources name no node (the in-edge sums
+// read the scores without bounds checks, so this must be caught first),
+// wherever the bad source is, and ranks it again once it is mended.
+func TestPageRankRefusesSourceOutsideGraph(t *testing.T) {
+	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
+	parallelMinEdges = 100
+	src, dst := randomEdges(3, 500, 5000)
+	g, err := BuildCSR(500, src, dst, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, len(g.Sources) / 2, len(g.Sources) - 1} {
+		was := g.Sources[i]
+		for _, bad := range []uint32{500, math.MaxUint32} {
+			g.Sources[i] = bad
+			_, err := PageRank(context.Background(), g, Params{Workers: 2})
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("source %d of in-edge %d is not a node", bad, i)) {
+				t.Errorf("source %d at in-edge %d: err %v", bad, i, err)
+			}
+		}
+		g.Sources[i] = was
+	}
+	if _, err := PageRank(context.Background(), g, Params{Workers: 2}); err != nil {
+		t.Errorf("mended: %v", err)
 	}
 }
