@@ -207,7 +207,7 @@ func (n *Node) reconcile(ctx context.Context) error {
 	n.requests = requests
 	n.mu.Unlock()
 	if settleNow {
-		if err := n.settle(ctx, lv); err != nil {
+		if ok, err := n.settle(ctx, lv); err != nil || !ok {
 			return err
 		}
 	}

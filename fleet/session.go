@@ -57,8 +57,10 @@ func (n *Node) join(ctx context.Context) error {
 // lv has been a member for NodeOptions.Settle: the other nodes, which
 // watch nodes/, then give up the shards the assignment gives it. The
 // transaction compares the record's create revision with the join's, so
-// that a record of another session is never overwritten.
-func (n *Node) settle(ctx context.Context, lv leaseView) error {
+// that a record of another session is never overwritten. ok is false
+// when the record is gone (the session with it: the next reconcile sees
+// that).
+func (n *Node) settle(ctx context.Context, lv leaseView) (ok bool, err error) {
 	info := n.info
 	info.Lease = fmt.Sprintf("%x", lv.id)
 	raw, _ := json.Marshal(info)
@@ -70,13 +72,14 @@ func (n *Node) settle(ctx context.Context, lv leaseView) error {
 		Then(clientv3.OpPut(key, string(raw), clientv3.WithLease(clientv3.LeaseID(lv.id)))).Commit()
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		n.loseSession("the fleet lease ran out (the node's record could not be written with it)")
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("writing the node's record (settled): %w", err)
+		return false, fmt.Errorf("writing the node's record (settled): %w", err)
 	}
 	if !resp.Succeeded {
-		return nil // the record is gone: the next reconcile drops the session
+		n.kick()
+		return false, nil
 	}
 	n.mu.Lock()
 	if n.lease.id == lv.id {
@@ -84,7 +87,7 @@ func (n *Node) settle(ctx context.Context, lv leaseView) error {
 	}
 	n.mu.Unlock()
 	n.log.Info("settled: taking the shards the assignment gives this node")
-	return nil
+	return true, nil
 }
 
 // sessionLoop keeps the lease alive. It does not use
