@@ -51,6 +51,13 @@
 // trigger that at once; a full re-read every TTL/2 catches anything a
 // watch missed.
 //
+// A node that has just joined settles first (NodeOptions.Settle, the
+// TTL by default): it takes no shard, its record says Settling, and the
+// owners of the shards whose target it is keep them until it has
+// settled and written its record again without that. Nodes started
+// together thus take their shares once each, rather than the first
+// taking every shard and handing most over as the others join.
+//
 // # Failover timing
 //
 // The site cannot check a fencing token, so the one-request-at-a-time

@@ -55,10 +55,15 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// testSettle is the tests' settle time: short, since most tests are not
+// about settling and each node start would wait the default (the TTL);
+// settle_test.go and TestRebalanceOneOwnerAtEveryInstant use the default.
+const testSettle = 200 * time.Millisecond
+
 // startNode joins cli's fleet as name; it leaves when the test ends.
 func startNode(t *testing.T, cli *clientv3.Client, name string, h *testHandler, edit ...func(*NodeOptions)) *Node {
 	t.Helper()
-	o := NodeOptions{Name: name, Version: "test", Timing: fastTiming(), Handler: h, Logger: testLogger(t)}
+	o := NodeOptions{Name: name, Version: "test", Timing: fastTiming(), Handler: h, Logger: testLogger(t), Settle: testSettle}
 	for _, e := range edit {
 		e(&o)
 	}
@@ -81,7 +86,7 @@ func startNode(t *testing.T, cli *clientv3.Client, name string, h *testHandler, 
 func startNodeB(b testing.TB, cli *clientv3.Client, h *testHandler) *Node {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	n, err := StartNode(ctx, cli, NodeOptions{Name: h.name, Timing: fastTiming(), Handler: h, Logger: testLogger(b)})
+	n, err := StartNode(ctx, cli, NodeOptions{Name: h.name, Timing: fastTiming(), Handler: h, Logger: testLogger(b), Settle: testSettle})
 	if err != nil {
 		b.Fatal(err)
 	}

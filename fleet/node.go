@@ -24,6 +24,11 @@ type NodeInfo struct {
 	PID       int       `json:"pid"`
 	StartedAt time.Time `json:"started_at"`
 	Lease     string    `json:"lease"` // etcd lease id, hex
+	// Settling: the node joined less than its NodeOptions.Settle ago and
+	// takes no shard yet; the shards the assignment gives it stay with
+	// their owners until it has settled (then it writes its record again
+	// without this).
+	Settling bool `json:"settling,omitempty"`
 }
 
 // Handler is the node's work on its shards: the crawl implements it. The
@@ -115,6 +120,17 @@ type NodeOptions struct {
 	// StartRetry is how long a shard whose Handler.Start failed is left
 	// before the node tries it again (default 30 s).
 	StartRetry time.Duration
+	// Settle is how long a node that has joined (again, after losing
+	// its lease) waits before it takes unowned shards; meanwhile its
+	// record says Settling, and live owners keep the shards the
+	// assignment gives it. Nodes started together, each within Settle of
+	// the first, then each take their share once, rather than the first
+	// taking every shard and handing most of them over (a backup, a close
+	// and a restore each) as the others join. A node alone for the whole
+	// Settle takes every shard. Default TTL: nodes restarted together
+	// after a crash join up to a TTL apart (each waits for its previous
+	// lease to run out). Negative: none.
+	Settle time.Duration
 	// JoinWait is how long Start waits for the node's name to be free (a
 	// restarted node's previous lease runs out within the TTL; default
 	// 2 × TTL). A name still held then is a NameInUseError.
@@ -129,6 +145,9 @@ type NodeOptions struct {
 
 	leases  clientv3.Lease // nil: the client's (tests cut renewals through it)
 	onRenew func(error)    // test hook: after each renewal attempt
+	// onReconcile: test hook, after each reconcile that read the fleet
+	// and acted on it, with the revision of its read.
+	onReconcile func(rev int64)
 }
 
 // Node is one crawl node's membership in the fleet: its lease, the
@@ -231,6 +250,12 @@ func StartNode(ctx context.Context, cli *clientv3.Client, o NodeOptions) (*Node,
 	}
 	if o.JoinWait <= 0 {
 		o.JoinWait = 2 * t.TTL
+	}
+	if o.Settle == 0 {
+		o.Settle = t.TTL
+	}
+	if o.Settle < 0 {
+		o.Settle = 0
 	}
 	if o.ExportsAtOnce <= 0 {
 		o.ExportsAtOnce = 2

@@ -227,6 +227,7 @@ func TestDeadlineWithFakeClock(t *testing.T) {
 	a := startNode(t, cli, "a", h, func(o *NodeOptions) {
 		o.Clock, o.Timing, o.leases = clock, timing, leases
 		o.onRenew = func(err error) { attempts <- err }
+		o.Settle = -1 // takes at once, and its clock's waiters are the ones counted below (settle_test.go tests settling)
 	})
 	waitFor(t, 10*time.Second, "a started both shards", func() bool { return h.started() == 2 })
 	g, _ := h.grant(0)

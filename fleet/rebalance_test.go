@@ -15,10 +15,12 @@ import (
 // Nodes join, leave cleanly, are cut off from etcd and come back, while a
 // worker per held shard sends "requests" whenever MaySend allows: at no
 // instant do two nodes have a request in flight for one shard, and every
-// shard keeps being worked.
+// shard keeps being worked. Each node settles for the default time (the
+// TTL) when it joins and when it comes back.
 func TestRebalanceOneOwnerAtEveryInstant(t *testing.T) {
 	const k = 8
 	c, cli := newFleet(t, k)
+	defaultSettle := func(o *NodeOptions) { o.Settle = 0 }
 	check := newChecker(t)
 	defer check.verify()
 	ctx := context.Background()
@@ -42,12 +44,12 @@ func TestRebalanceOneOwnerAtEveryInstant(t *testing.T) {
 	}
 
 	ha := newHandler("a", check)
-	a := startNode(t, cli, "a", ha)
+	a := startNode(t, cli, "a", ha, defaultSettle)
 	waitFor(t, 10*time.Second, "a works all shards", func() bool { return all(a) })
 
 	// b joins: half the shards move to it, cleanly (no takeover wait).
 	hb := newHandler("b", check)
-	b := startNode(t, cli, "b", hb)
+	b := startNode(t, cli, "b", hb, defaultSettle)
 	waitFor(t, 10*time.Second, "a and b share the shards", func() bool { return fair(a, b) })
 	for _, g := range hb.allGrants() {
 		if g.Handoff == nil {
@@ -59,7 +61,7 @@ func TestRebalanceOneOwnerAtEveryInstant(t *testing.T) {
 	proxy := etcdtest.NewProxy(t, c.Endpoints[0][len("http://"):])
 	cliC := c.ClientOf(t, proxy.Endpoint())
 	hc := newHandler("c", check)
-	cn := startNode(t, cliC, "c", hc)
+	cn := startNode(t, cliC, "c", hc, defaultSettle)
 	waitFor(t, 10*time.Second, "a, b and c share the shards", func() bool { return fair(a, b, cn) })
 	cShards := readyShards(cn)
 	// c's workers send (waited for, not slept on: a loaded machine can

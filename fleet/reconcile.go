@@ -59,6 +59,8 @@ func (n *Node) reconcileLoop() {
 	defer tick.Stop()
 	var lastErr string
 	var retry <-chan time.Time // after a failed reconcile: try again soon
+	var settle <-chan time.Time
+	var settleAt time.Time // of the session the settle timer is for
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -66,9 +68,19 @@ func (n *Node) reconcileLoop() {
 		case <-n.kickc:
 		case <-tick.Chan():
 		case <-retry:
+		case <-settle:
+			settle = nil
 		}
 		retry = nil
 		err := n.reconcile(n.ctx)
+		// A session still settling: reconcile again the moment it has
+		// (at once if that moment passed while this reconcile ran).
+		n.mu.Lock()
+		lv := n.lease
+		n.mu.Unlock()
+		if lv.id != 0 && !lv.settled && !lv.settleAt.Equal(settleAt) {
+			settle, settleAt = n.clock.After(max(0, lv.settleAt.Sub(n.clock.Now()))), lv.settleAt
+		}
 		if err != nil && n.ctx.Err() == nil {
 			if err.Error() != lastErr {
 				n.log.Warn("fleet: cannot read or update the fleet's state; will retry", "err", err)
@@ -104,12 +116,14 @@ func (n *Node) reconcile(ctx context.Context) error {
 	}
 	var live []string
 	var mine *NodeInfo
+	settling := map[string]bool{}
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		name := strings.TrimPrefix(string(kv.Key), nodesPrefix)
 		live = append(live, name)
+		var info NodeInfo
+		json.Unmarshal(kv.Value, &info)
+		settling[name] = info.Settling
 		if name == n.o.Name {
-			var info NodeInfo
-			json.Unmarshal(kv.Value, &info)
 			info.Lease = fmt.Sprintf("%x", kv.Lease)
 			mine = &info
 		}
@@ -159,7 +173,9 @@ func (n *Node) reconcile(ctx context.Context) error {
 		case !ok || o.token != h.grant.Token:
 			n.log.Warn("shard lost: its owner key is gone or not ours", "shard", s, "token", h.grant.Token)
 			n.finishLocked(h, true)
-		case n.leaving || targets[s] != n.o.Name:
+		case n.leaving || targets[s] != n.o.Name && !settling[targets[s]]:
+			// (A shard whose target is a node still settling stays here
+			// until that node has settled: NodeOptions.Settle.)
 			n.log.Info("giving shard up", "shard", s, "to", targets[s])
 			n.finishLocked(h, false)
 		}
@@ -179,7 +195,8 @@ func (n *Node) reconcile(ctx context.Context) error {
 	}
 	var take []int
 	now := n.clock.Now()
-	if lv.id != 0 && !n.leaving {
+	settleNow := lv.id != 0 && !n.leaving && !lv.settled && !now.Before(lv.settleAt)
+	if lv.id != 0 && !n.leaving && (lv.settled || settleNow) {
 		for s, target := range targets {
 			_, owned := owners[s]
 			if target == n.o.Name && !owned && n.shards[s] == nil && !now.Before(n.backoff[s]) {
@@ -189,6 +206,11 @@ func (n *Node) reconcile(ctx context.Context) error {
 	}
 	n.requests = requests
 	n.mu.Unlock()
+	if settleNow {
+		if ok, err := n.settle(ctx, lv); err != nil || !ok {
+			return err
+		}
+	}
 	for _, o := range orphans {
 		if err := n.dropOrphan(ctx, o.shard, o.token); err != nil {
 			return err
@@ -200,6 +222,9 @@ func (n *Node) reconcile(ctx context.Context) error {
 		}
 	}
 	n.startExports()
+	if n.o.onReconcile != nil {
+		n.o.onReconcile(resp.Header.Revision)
+	}
 	return nil
 }
 

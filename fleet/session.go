@@ -22,6 +22,7 @@ func (n *Node) join(ctx context.Context) error {
 	}
 	info := n.info
 	info.Lease = fmt.Sprintf("%x", int64(g.ID))
+	info.Settling = n.o.Settle > 0
 	raw, _ := json.Marshal(info)
 	key := nodeKey(n.o.Name)
 	resp, err := n.cli.Txn(rctx).
@@ -42,12 +43,51 @@ func (n *Node) join(ctx context.Context) error {
 		return e
 	}
 	n.mu.Lock()
-	n.lease = leaseView{id: int64(g.ID), sentAt: sentAt, ttl: time.Duration(g.TTL) * time.Second, joinRev: resp.Header.Revision}
+	n.lease = leaseView{id: int64(g.ID), sentAt: sentAt, ttl: time.Duration(g.TTL) * time.Second, joinRev: resp.Header.Revision,
+		settleAt: sentAt.Add(n.o.Settle), settled: !info.Settling}
 	n.lapsed = false
 	n.mu.Unlock()
 	n.m.sessionStarted()
-	n.log.Info("joined the fleet", "fleet_id", n.cfg.FleetID, "shards", n.cfg.Shards, "lease", info.Lease, "ttl_s", g.TTL)
+	n.log.Info("joined the fleet", "fleet_id", n.cfg.FleetID, "shards", n.cfg.Shards, "lease", info.Lease, "ttl_s", g.TTL,
+		"takes_shards_in", n.o.Settle.String())
 	return nil
+}
+
+// settle rewrites the node's record without Settling, once the session
+// lv has been a member for NodeOptions.Settle: the other nodes, which
+// watch nodes/, then give up the shards the assignment gives it. The
+// transaction compares the record's create revision with the join's, so
+// that a record of another session is never overwritten. ok is false
+// when the record is gone (the session with it: the next reconcile sees
+// that).
+func (n *Node) settle(ctx context.Context, lv leaseView) (ok bool, err error) {
+	info := n.info
+	info.Lease = fmt.Sprintf("%x", lv.id)
+	raw, _ := json.Marshal(info)
+	key := nodeKey(n.o.Name)
+	rctx, cancel := context.WithTimeout(ctx, n.t.requestTimeout())
+	defer cancel()
+	resp, err := n.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", lv.joinRev)).
+		Then(clientv3.OpPut(key, string(raw), clientv3.WithLease(clientv3.LeaseID(lv.id)))).Commit()
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		n.loseSession("the fleet lease ran out (the node's record could not be written with it)")
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing the node's record (settled): %w", err)
+	}
+	if !resp.Succeeded {
+		n.kick()
+		return false, nil
+	}
+	n.mu.Lock()
+	if n.lease.id == lv.id {
+		n.lease.settled = true
+	}
+	n.mu.Unlock()
+	n.log.Info("settled: taking the shards the assignment gives this node")
+	return true, nil
 }
 
 // sessionLoop keeps the lease alive. It does not use

@@ -94,6 +94,11 @@ type leaseView struct {
 	sentAt  time.Time
 	ttl     time.Duration
 	joinRev int64 // the revision that wrote nodes/<name> with this lease
+	// settleAt is the local clock time from which the session takes
+	// unowned shards (NodeOptions.Settle after the join); settled: its
+	// record no longer says Settling.
+	settleAt time.Time
+	settled  bool
 }
 
 // deadline is the local time after which the node may no longer assume

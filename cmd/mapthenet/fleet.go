@@ -210,6 +210,9 @@ func writeFleetStatus(w io.Writer, st *fleet.Status) error {
 		if len(n.Targets) != len(n.Shards) || fleet.ShardList(n.Targets) != fleet.ShardList(n.Shards) {
 			fmt.Fprintf(w, ", to hold %s", fleet.ShardList(n.Targets))
 		}
+		if n.Settling {
+			fmt.Fprint(w, ", settling (just joined: takes its shards once it has been a member for the lease TTL)")
+		}
 		if n.Due != nil && n.Waiting != nil {
 			fmt.Fprintf(w, ", %d due, %d waiting", *n.Due, *n.Waiting)
 		}

@@ -135,3 +135,25 @@ func TestFleetInitAndStatus(t *testing.T) {
 		t.Errorf("unreachable etcd: exit %d, %q", code, errOut)
 	}
 }
+
+// A node that has just joined says so: it holds nothing yet, and the
+// shards it is to hold stay with their owners until it has settled.
+func TestFleetStatusShowsSettlingNode(t *testing.T) {
+	st := &fleet.Status{Config: &fleet.Config{Shards: 2, FleetID: "f"}, Nodes: []fleet.NodeStatus{
+		{NodeInfo: fleet.NodeInfo{Name: "old"}, Shards: []int{0, 1}, Targets: []int{0}},
+		{NodeInfo: fleet.NodeInfo{Name: "new", Settling: true}, Shards: []int{}, Targets: []int{1}},
+	}, Shards: []fleet.ShardStatus{{Shard: 0, Owner: "old", Target: "old"}, {Shard: 1, Owner: "old", Target: "new"}}}
+	var b strings.Builder
+	if err := writeFleetStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for _, l := range lines {
+		if settling := strings.Contains(l, "settling"); strings.HasPrefix(l, "  new ") != settling {
+			t.Errorf("line %q: settling shown %v", l, settling)
+		}
+	}
+	if !strings.Contains(b.String(), "  new ") {
+		t.Errorf("no line for the new node in\n%s", b.String())
+	}
+}
