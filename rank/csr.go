@@ -77,22 +77,6 @@ func (g *CSR) checkSources(workers int) error {
 // contiguous share of the edges, so the placement is the sequential one),
 // then a sort and dedupe of each node's sources.
 func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
-	return buildCSR(n, src, dst, workers, nil)
-}
-
-// edgeParts is how many parts BuildCSR cuts m edges into, part k being
-// edges k*m/parts up to (k+1)*m/parts: one a worker, but small inputs are
-// not worth the per-part count arrays, and a part's counts are 32-bit, so
-// no part holds 2³² edges.
-func edgeParts(m, workers int) int {
-	return max(1, min(workers, m/parallelMinEdges), (m+math.MaxUint32-1)/math.MaxUint32)
-}
-
-// buildCSR is BuildCSR; counts, when not nil, are its first pass done
-// already (by renumberShards, as it rewrote the ids): for each of the
-// edgeParts parts, the in-degrees its edges give each node, self-loops
-// excluded. The ids are then not checked again.
-func buildCSR(n uint32, src, dst []uint32, workers int, counts [][]uint32) (*CSR, error) {
 	if len(src) != len(dst) {
 		return nil, fmt.Errorf("rank: %d sources but %d targets", len(src), len(dst))
 	}
@@ -100,11 +84,31 @@ func buildCSR(n uint32, src, dst []uint32, workers int, counts [][]uint32) (*CSR
 		workers = runtime.GOMAXPROCS(0)
 	}
 	m := len(src)
-	parts := edgeParts(m, workers)
+	// Small inputs are not worth the per-worker count arrays; a part's
+	// counts are 32-bit, so no part holds 2³² edges.
+	parts := max(1, min(workers, m/parallelMinEdges), (m+math.MaxUint32-1)/math.MaxUint32)
+
+	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
+	counts := make([][]uint32, parts)
+	errs := make([]error, parts)
 	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
-	if len(counts) != parts {
-		var err error
-		if counts, err = countIn(n, src, dst, parts); err != nil {
+	parallel.Run(parts, func(k int) {
+		c := makeLarge[uint32](int(n), int(n))
+		lo, hi := span(k)
+		for i := lo; i < hi; i++ {
+			s, t := src[i], dst[i]
+			if s >= n || t >= n {
+				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(n)-1)
+				return
+			}
+			if s != t {
+				c[t]++
+			}
+		}
+		counts[k] = c
+	})
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -159,37 +163,6 @@ func absoluteCursors(g *CSR, cursor [][]uint32) bool {
 		}
 	})
 	return true
-}
-
-// countIn is BuildCSR's first pass: for each of parts parts of the
-// edges, the in-degrees its edges give each of the n nodes (self-loops
-// excluded), checking that every id names a node.
-func countIn(n uint32, src, dst []uint32, parts int) ([][]uint32, error) {
-	m := len(src)
-	counts := make([][]uint32, parts)
-	errs := make([]error, parts)
-	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
-	parallel.Run(parts, func(k int) {
-		c := makeLarge[uint32](int(n), int(n))
-		lo, hi := span(k)
-		for i := lo; i < hi; i++ {
-			s, t := src[i], dst[i]
-			if s >= n || t >= n {
-				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(n)-1)
-				return
-			}
-			if s != t {
-				c[t]++
-			}
-		}
-		counts[k] = c
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return counts, nil
 }
 
 // placeEdges writes the edges src[i]→dst[i] (self-loops skipped) under

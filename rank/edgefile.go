@@ -84,13 +84,12 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 
 	edges := len(el.Src)
 	collect(edges) // the name table
-	names, inCounts := renumberShards(el.Names, el.Src, el.Dst, p.Workers)
+	names := renumberShards(el.Names, el.Src, el.Dst, p.Workers)
 	el.Names = nil
 	collect(edges) // the renumbering's keys and the names by reader
 	stage(StageRenumber, int64(len(names)))
 
-	g, err := buildCSR(uint32(len(names)), el.Src, el.Dst, p.Workers, inCounts)
-	inCounts = nil
+	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -194,8 +193,8 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names, inCounts := renumberShards(el.Names, el.Src, el.Dst, workers)
-	g, err := buildCSR(uint32(len(names)), el.Src, el.Dst, workers, inCounts)
+	names := renumberShards(el.Names, el.Src, el.Dst, workers)
+	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, workers)
 	if err != nil {
 		return nil, err
 	}
