@@ -3,6 +3,8 @@ package rebuild
 import (
 	"runtime/debug"
 	"testing"
+
+	"github.com/mapthenet/mapthenet/internal/gctarget"
 )
 
 // A rebuild collects at rebuildGCPercent and restores the target it
@@ -13,17 +15,16 @@ func TestBoundGC(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(prev)
 	restore := boundGC()
-	if got := debug.SetGCPercent(-1); got != rebuildGCPercent {
+	if got := gctarget.Percent(); got != rebuildGCPercent {
 		t.Errorf("during the rebuild the target is %d, want %d", got, rebuildGCPercent)
 	}
-	debug.SetGCPercent(rebuildGCPercent)
 	restore()
-	if got := debug.SetGCPercent(100); got != 100 {
+	if got := gctarget.Percent(); got != 100 {
 		t.Errorf("after the rebuild the target is %d, want 100 back", got)
 	}
 	t.Setenv("GOGC", "200")
 	restore = boundGC()
-	if got := debug.SetGCPercent(100); got != 100 {
+	if got := gctarget.Percent(); got != 100 {
 		t.Errorf("with GOGC set the rebuild changed the target to %d", got)
 	}
 	restore()

@@ -19,6 +19,14 @@ func OperatorSet() bool {
 	return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
 }
 
+// Percent is the collector's target now (Go has no read-only call for it:
+// this sets it and puts it back at once).
+func Percent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
 // Hold sets the collector's target to percent until the returned
 // function is called (a second call does nothing), unless OperatorSet.
 // Holds may overlap (tests run stages in parallel; a crawl may run a
