@@ -77,6 +77,18 @@ func TestPageRankHandComputed(t *testing.T) {
 // solution of the linear system (I - d M) x = (1-d)/n, M including the
 // uniform spread of dangling nodes, solved by Gaussian elimination.
 func TestPageRankDenseSolve(t *testing.T) {
+	t.Run("float64", testPageRankDenseSolve)
+	t.Run("float32 first", func(t *testing.T) {
+		defer func(v int) { float32MinNodes = v }(float32MinNodes)
+		float32MinNodes = 0
+		testPageRankDenseSolve(t)
+	})
+}
+
+// testPageRankDenseSolve checks PageRank against solveDense: to 1e-12 when
+// iterated to 1e-15 (the float32 iterations, when taken, leave no trace),
+// within the stopping rule's bound with DESIGN.md's parameters.
+func testPageRankDenseSolve(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 50 {
 		n := uint32(5 + trial%6)
@@ -275,6 +287,18 @@ func TestPageRankIndependent(t *testing.T) {
 
 // TestPageRankWorkers: bit-identical scores for any number of workers.
 func TestPageRankWorkers(t *testing.T) {
+	for _, narrow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("float32 %v", narrow), func(t *testing.T) {
+			defer func(v int) { float32MinNodes = v }(float32MinNodes)
+			if narrow {
+				float32MinNodes = 0
+			}
+			testPageRankWorkers(t, narrow)
+		})
+	}
+}
+
+func testPageRankWorkers(t *testing.T, narrow bool) {
 	src, dst := randomEdges(3, 100_000, 400_000)
 	var first Result
 	for _, w := range []int{1, 2, 3, 8} {
@@ -291,11 +315,14 @@ func TestPageRankWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if (res.Float32Iterations > 0) != narrow {
+			t.Fatalf("workers %d: %d of %d iterations in float32", w, res.Float32Iterations, res.Iterations)
+		}
 		if w == 1 {
 			first = res
 			continue
 		}
-		if res.Iterations != first.Iterations || res.Residual != first.Residual {
+		if res.Iterations != first.Iterations || res.Residual != first.Residual || res.Float32Iterations != first.Float32Iterations {
 			t.Errorf("workers %d: %d iterations, residual %g; workers 1: %d, %g", w, res.Iterations, res.Residual, first.Iterations, first.Residual)
 		}
 		for v := range res.Scores {
@@ -390,5 +417,54 @@ func TestPageRankRefusesSourceOutsideGraph(t *testing.T) {
 	}
 	if _, err := PageRank(context.Background(), g, Params{Workers: 2}); err != nil {
 		t.Errorf("mended: %v", err)
+	}
+}
+
+// TestFloat32IterationsAgree: on a graph of 200,000 nodes, PageRank with its
+// first iterations in float32 (float32MinNodes lowered) takes some
+// iterations that way, then float64 ones, and ends within the stopping
+// rule's bound of the float64-only scores, in about as many iterations;
+// tolerances below float32's reach (1e-13) and above float32Until (1e-3)
+// are met too, ending on a float64 iteration.
+func TestFloat32IterationsAgree(t *testing.T) {
+	defer func(v int) { float32MinNodes = v }(float32MinNodes)
+	const n = 200_000
+	src, dst := randomEdges(5, n, 1_500_000)
+	g, err := BuildCSR(n, src, dst, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tol := range []float64{1e-9, 1e-13, 1e-3} {
+		p := Params{Tolerance: tol, Workers: 2}
+		float32MinNodes = n + 1
+		wide, err := PageRank(context.Background(), g, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		float32MinNodes = n
+		mixed, err := PageRank(context.Background(), g, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wide.Float32Iterations != 0 || mixed.Float32Iterations == 0 || mixed.Float32Iterations >= mixed.Iterations {
+			t.Fatalf("tolerance %g: float32 iterations %d of %d, and %d of %d with float32MinNodes above N", tol,
+				mixed.Float32Iterations, mixed.Iterations, wide.Float32Iterations, wide.Iterations)
+		}
+		if mixed.Residual >= tol || wide.Residual >= tol {
+			t.Fatalf("tolerance %g: residuals %g (mixed) and %g (float64)", tol, mixed.Residual, wide.Residual)
+		}
+		if d := mixed.Iterations - wide.Iterations; d < -1 || d > 1 {
+			t.Errorf("tolerance %g: %d iterations, %d in float64 only", tol, mixed.Iterations, wide.Iterations)
+		}
+		// Each is within residual·d/(1-d) of the true scores in L1.
+		bound := (mixed.Residual + wide.Residual) * 0.85 / 0.15 * 1.01
+		l1 := 0.0
+		for v := range mixed.Scores {
+			l1 += math.Abs(mixed.Scores[v] - wide.Scores[v])
+		}
+		if l1 > bound {
+			t.Errorf("tolerance %g: L1 difference %g, bound %g", tol, l1, bound)
+		}
+		checkSumsToOne(t, mixed.Scores)
 	}
 }
