@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
 func TestBuildCSR(t *testing.T) {
@@ -154,17 +156,26 @@ func TestRenumber(t *testing.T) {
 				for i := range src {
 					s[i], d[i] = uint32(p[src[i]]), uint32(p[dst[i]])
 				}
-				var got []string
+				var in *edgefile.Names
+				var err error
 				if workers%2 == 0 {
-					got = renumber(shuffled, s, d, workers)
+					in, err = edgefile.NamesOf(shuffled)
 				} else {
-					// Shard k holds the names whose index is k mod 2, so
-					// shard k's i-th name, id i*2+k, keeps its index.
+					// Part k holds the names whose index is k mod 2, so
+					// part k's i-th name, id i*2+k, keeps its index.
 					var sh [2][]string
 					for i, n := range shuffled {
 						sh[i%2] = append(sh[i%2], n)
 					}
-					got = renumberShards(sh[:], s, d, workers)
+					in, err = edgefile.NamesOf(sh[:]...)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				renumbered := renumber(in, s, d, workers)
+				got := make([]string, renumbered.Len())
+				for i := range got {
+					got[i] = renumbered.Name(uint32(i))
 				}
 				if len(got) != len(names) || got[0] != "x150.net" || count[got[1]] != 3 || count[got[2]] != 3 || got[3] != "c.org" {
 					t.Fatalf("shift %d, workers %d: order starts %q", shift, workers, got[:5])

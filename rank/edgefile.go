@@ -32,7 +32,7 @@ type Summary struct {
 // Stage names in Summary.Stages, in order.
 const (
 	StageRead     = "read"     // decode Parquet and intern names
-	StageRenumber = "renumber" // ids in a canonical order (see renumberShards)
+	StageRenumber = "renumber" // ids in a canonical order (see renumber)
 	StageCSR      = "csr"
 	StagePageRank = "pagerank"
 	StageRanks    = "ranks"
@@ -74,9 +74,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, names := range el.Names {
-		sum.Domains += len(names)
-	}
+	sum.Domains = el.Names.Len()
 	sum.Rows, sum.NameBytes = el.Rows, el.NameBytes
 	stage(StageRead, el.Rows)
 	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Src),
@@ -84,12 +82,12 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 
 	edges := len(el.Src)
 	collect(edges) // the name table
-	names := renumberShards(el.Names, el.Src, el.Dst, p.Workers)
+	names := renumber(el.Names, el.Src, el.Dst, p.Workers)
 	el.Names = nil
-	collect(edges) // the renumbering's keys and the names by reader
-	stage(StageRenumber, int64(len(names)))
+	collect(edges) // the renumbering's keys and the names' references by reader
+	stage(StageRenumber, int64(names.Len()))
 
-	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, p.Workers)
+	g, err := BuildCSR(uint32(names.Len()), el.Src, el.Dst, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -110,7 +108,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		logger.Warn("PageRank stopped before converging", "iterations", res.Iterations, "residual", res.Residual, "tolerance", p.Tolerance)
 	}
 
-	_, order, err := Ranks(g, res.Scores, names)
+	_, order, err := ranksByName(g, res.Scores, names.Name)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -121,7 +119,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	if err := edgefile.WriteRanks(outPath, ranked, p.Workers); err != nil {
 		return Summary{}, err
 	}
-	stage(StageWrite, int64(len(names)))
+	stage(StageWrite, int64(names.Len()))
 	logger.Info("ranked edge file", "file", outPath, "domains", sum.Domains, "ranked", sum.Ranked,
 		"iterations", sum.Iterations, "residual", sum.Residual)
 	return sum, nil
@@ -172,9 +170,9 @@ func collect(edges int) {
 }
 
 // EdgeGraph is an edge file loaded for ranking: node v is the domain
-// Names[v]; ids are in renumberShards' order (the busiest sources first).
+// Names.Name(v); ids are in renumber's order (the busiest sources first).
 type EdgeGraph struct {
-	Names []string
+	Names *edgefile.Names
 	Graph *CSR
 	Rows  int64 // edge rows read, nofollow and self-loops included
 }
@@ -193,8 +191,8 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names := renumberShards(el.Names, el.Src, el.Dst, workers)
-	g, err := BuildCSR(uint32(len(names)), el.Src, el.Dst, workers)
+	names := renumber(el.Names, el.Src, el.Dst, workers)
+	g, err := BuildCSR(uint32(names.Len()), el.Src, el.Dst, workers)
 	if err != nil {
 		return nil, err
 	}

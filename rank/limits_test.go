@@ -40,7 +40,7 @@ func TestNamesTooBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(el.Names[0]) + len(el.Names[1]); el.NameBytes < 32*int64(n) || el.NameBytes > 140*int64(n) {
+	if n := el.Names.Len(); el.NameBytes < 32*int64(n) || el.NameBytes > 140*int64(n) {
 		t.Errorf("name table of %d names: %d bytes", n, el.NameBytes)
 	}
 }

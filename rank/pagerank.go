@@ -277,7 +277,7 @@ var gatherChunks = 2
 //
 // Why: the gathers of the shares are nearly all of PageRank's time, and
 // they wait on memory. Half as wide, twice as many of the shares the
-// busiest sources give (ids in renumberShards' order) fit the caches: an
+// busiest sources give (ids in renumber's order) fit the caches: an
 // iteration at L took 207 against 241 ms (best of 8, alternating).
 //
 // Why it is safe: rounding a share to float32 changes it by at most 2⁻²⁴

@@ -15,12 +15,21 @@ import (
 // ranked nodes in rank order. names[v] is node v's name; nil means the
 // node ids are already in name order, so ties go to the lower id.
 func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []uint32, err error) {
+	if names == nil {
+		return ranksByName(g, scores, nil)
+	}
+	if len(names) != int(g.N) {
+		return nil, nil, fmt.Errorf("rank: %d names for %d nodes", len(names), g.N)
+	}
+	return ranksByName(g, scores, func(id uint32) string { return names[id] })
+}
+
+// ranksByName is Ranks with node v's name name(v) (nil: ids in name
+// order).
+func ranksByName(g *CSR, scores []float64, name func(uint32) string) (ranks []uint32, order []uint32, err error) {
 	n := int(g.N)
 	if len(scores) != n {
 		return nil, nil, fmt.Errorf("rank: %d scores for %d nodes", len(scores), n)
-	}
-	if names != nil && len(names) != n {
-		return nil, nil, fmt.Errorf("rank: %d names for %d nodes", len(names), n)
 	}
 	byScore := make([]keyed, 0, n)
 	for v := range g.N {
@@ -30,8 +39,8 @@ func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []ui
 	}
 	// Stable: equal scores keep ids in increasing order.
 	byScore = sortKeyed(byScore)
-	if names != nil {
-		breakTiesByName(byScore, func(id uint32) string { return names[id] })
+	if name != nil {
+		breakTiesByName(byScore, name)
 	}
 	order = make([]uint32, len(byScore))
 	ranks = make([]uint32, n)

@@ -4,17 +4,13 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/mapthenet/mapthenet/internal/parallel"
+	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
-// renumber makes ids independent of the input's order: it orders the
-// names as renumberShards does and rewrites src and dst in place.
-func renumber(names []string, src, dst []uint32, workers int) []string {
-	return renumberShards([][]string{names}, src, dst, workers)
-}
-
-// renumberShards gives the names of an edge file as edgefile.Read gives
-// them (shards[k][i]'s id is i*len(shards)+k) new ids, 0, 1, 2, ..., in a canonical order, rewrites
-// src and dst in place and returns the names by new id.
+// renumber gives the names of an edge file, in parts as edgefile.Read
+// gives them (part k's i-th name has id i*Parts()+k), new ids, 0, 1, 2,
+// ..., in a canonical order, rewrites src and dst in place and returns
+// the names by new id.
 //
 // The order is by the number of edges (src, dst pairs) a name is the
 // source of, most first (up to 65535: above that, all count the same),
@@ -29,27 +25,24 @@ func renumber(names []string, src, dst []uint32, workers int) []string {
 // and pages. On the M graph an iteration took 30% less than with ids in
 // name order. The hash rather than the name itself makes the key one
 // integer, radix-sorted: a comparison sort by name took seconds at L.
-func renumberShards(shards [][]string, src, dst []uint32, workers int) []string {
-	n, most := 0, 0
-	for _, names := range shards {
-		n += len(names)
-		most = max(most, len(names))
+func renumber(names *edgefile.Names, src, dst []uint32, workers int) *edgefile.Names {
+	n, most, nsh := names.Len(), 0, names.Parts()
+	for k := range nsh {
+		most = max(most, names.PartLen(k))
 	}
-	nsh := uint32(len(shards))
-	name := func(id uint32) string { return shards[id%nsh][id/nsh] }
-	out := countSources(src, most*len(shards), workers)
+	out := countSources(src, most*nsh, workers)
 	items := makeLarge[keyed](n, n)
-	parts := max(1, min(workers, len(shards)))
+	parts := max(1, min(workers, nsh))
 	parallel.Run(parts, func(p int) {
 		j := 0
-		for k, names := range shards {
+		for k := range nsh {
 			if k%parts != p {
-				j += len(names)
+				j += names.PartLen(k)
 				continue
 			}
-			for i, s := range names {
-				id := uint32(i)*nsh + uint32(k)
-				items[j] = keyed{orderKey(out[id], s), id}
+			for i := range names.PartLen(k) {
+				id := uint32(i)*uint32(nsh) + uint32(k)
+				items[j] = keyed{orderKey(out[id], names.Name(id)), id}
 				j++
 			}
 		}
@@ -57,18 +50,18 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 	out = nil
 	items = sortKeyed(items)
 	// Equal keys (a 48-bit hash shared within one count: rare) go by name.
-	breakTiesByName(items, name)
+	breakTiesByName(items, names.Name)
 
-	perm := makeLarge[uint32](most*len(shards), most*len(shards))
-	sorted := makeLarge[string](n, n)
-	// Two random accesses an item (its old id's perm entry, its name's
-	// header): the items are cut into stretches, one a worker.
+	perm := makeLarge[uint32](most*nsh, most*nsh)
+	sorted := makeLarge[edgefile.NameRef](n, n)
+	// Two random accesses an item (its old id's perm entry and name
+	// reference): the items are cut into stretches, one a worker.
 	wn := max(1, min(workers, n/parallelMinEdges))
 	parallel.Run(wn, func(k int) {
 		for newID := k * n / wn; newID < (k+1)*n/wn; newID++ {
 			it := items[newID]
 			perm[it.id] = uint32(newID)
-			sorted[newID] = name(it.id)
+			sorted[newID] = names.Ref(it.id)
 		}
 	})
 	items = nil
@@ -80,10 +73,10 @@ func renumberShards(shards [][]string, src, dst []uint32, workers int) []string 
 			dst[i] = perm[dst[i]]
 		}
 	})
-	return sorted
+	return names.Reordered(sorted)
 }
 
-// orderKey is renumberShards' sort key for a name that is the source of
+// orderKey is renumber's sort key for a name that is the source of
 // out edges: the count, complemented (most first), in the top 16 bits,
 // the top 48 bits of the name's xxhash below.
 func orderKey(out uint32, name string) uint64 {

@@ -72,8 +72,8 @@ var errTooManyNames = errors.New("more than 2³²-2 distinct domain names")
 // appends to them; the other readers read the bytes of its long names
 // (through blocks) to compare them.
 type names struct {
-	list   []string // by local id; views into arena blocks
-	arena  []byte   // the current block
+	list   []NameRef // by local id: where in the arena blocks
+	arena  []byte    // the current block
 	blocks atomic.Pointer[[][]byte]
 	count  atomic.Int64 // len(list) as of the reader's last exit
 	w, r   uint32       // reader index and number of readers
@@ -86,7 +86,7 @@ func newTable(readers, sizeHint int, rows int64) *table {
 	}
 	t := &table{slots: makeLarge[slot](size, size), mask: uint64(size - 1), seed: maphash.MakeSeed(), rows: rows}
 	for w := range readers {
-		nm := &names{list: makeLarge[string](0, sizeHint/readers+window), w: uint32(w), r: uint32(readers)}
+		nm := &names{list: makeLarge[NameRef](0, sizeHint/readers+window), w: uint32(w), r: uint32(readers)}
 		nm.blocks.Store(&[][]byte{})
 		t.readers = append(t.readers, nm)
 	}
@@ -238,15 +238,23 @@ func (t *table) add(sl *slot, nm *names, s string, h uint64) (uint32, error) {
 		atomic.StoreUint32(&sl.id1, 0)
 		return 0, errTooManyNames
 	}
+	if len(s) > MaxNameLen {
+		atomic.StoreUint32(&sl.id1, 0)
+		return 0, nameTooLongError(len(s))
+	}
 	if len(nm.arena)+len(s) > cap(nm.arena) {
-		nm.arena = make([]byte, 0, max(arenaBlock, len(s)))
+		if len(*nm.blocks.Load()) == maxBlocks {
+			atomic.StoreUint32(&sl.id1, 0)
+			return 0, errTooManyNameBytes
+		}
+		nm.arena = make([]byte, 0, arenaBlock)
 		blocks := *nm.blocks.Load()
 		blocks = append(blocks[:len(blocks):len(blocks)], nm.arena[:cap(nm.arena)])
 		nm.blocks.Store(&blocks)
 	}
 	start := len(nm.arena)
 	nm.arena = append(nm.arena, s...)
-	nm.list = append(nm.list, unsafe.String(&nm.arena[start], len(s)))
+	nm.list = append(nm.list, makeRef(nm.w, uint32(len(*nm.blocks.Load())-1), uint32(start), uint32(len(s))))
 	sl.hash = h
 	if len(s) <= inlineMax {
 		sl.n = uint8(len(s))
@@ -259,26 +267,19 @@ func (t *table) add(sl *slot, nm *names, s string, h uint64) (uint32, error) {
 	return uint32(id), nil
 }
 
-// lists are the readers' names, by reader: the name of id i*R+w is
-// lists[w][i] (see names). Call once the readers are done.
-func (t *table) lists() [][]string {
-	out := make([][]string, len(t.readers))
+// names are the readers' names (the name of id i*R+w is reader w's
+// i-th, see names). Call once the readers are done.
+func (t *table) names() *Names {
+	n := &Names{blocks: make([][][]byte, len(t.readers)), parts: make([][]NameRef, len(t.readers))}
 	for w, nm := range t.readers {
-		out[w] = nm.list
+		n.blocks[w], n.parts[w] = *nm.blocks.Load(), nm.list
 	}
-	return out
+	return n
 }
 
-// bytes is the table's memory: its slots, the name headers and the
-// names' bytes (arena blocks are counted as the names fill them). Call
-// once the readers are done.
+// bytes is the table's memory: its slots, the names' references and
+// bytes (arena blocks are counted as the names fill them). Call once the
+// readers are done.
 func (t *table) bytes() int64 {
-	b := int64(cap(t.slots)) * int64(unsafe.Sizeof(slot{}))
-	for _, nm := range t.readers {
-		b += int64(cap(nm.list)) * int64(unsafe.Sizeof(""))
-		for _, s := range nm.list {
-			b += int64(len(s))
-		}
-	}
-	return b
+	return int64(cap(t.slots))*int64(unsafe.Sizeof(slot{})) + t.names().bytes()
 }

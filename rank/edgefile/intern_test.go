@@ -62,11 +62,8 @@ func TestTable(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	lists := tb.lists()
-	total := 0
-	for _, l := range lists {
-		total += len(l)
-	}
+	nms := tb.names()
+	total := nms.Len()
 	if total != len(names) || tb.count() != int64(len(names)) {
 		t.Fatalf("%d names (count %d), want %d", total, tb.count(), len(names))
 	}
@@ -77,7 +74,7 @@ func TestTable(t *testing.T) {
 				t.Fatalf("%q: id %d for reader 0, %d for reader %d", n, id, got[w][i], w)
 			}
 		}
-		if s := lists[id%readers][id/readers]; s != n {
+		if s := nms.Name(id); s != n {
 			t.Fatalf("id %d is %q, want %q", id, s, n)
 		}
 	}
@@ -95,5 +92,60 @@ func BenchmarkTable(b *testing.B) {
 		tb := newTable(1, len(names)/8, 0)
 		internAll(b, tb, tb.readers[0], names)
 		internAll(b, tb, tb.readers[0], names)
+	}
+}
+
+// TestNamesOf: names copied into parts come back by id (id i*parts+k is
+// part k's i-th), empty and block-crossing ones too, also once
+// reordered; a name longer than MaxNameLen is refused.
+func TestNamesOf(t *testing.T) {
+	var a, b []string
+	for i := range 40_000 {
+		a = append(a, fmt.Sprintf("a%d.%s.com", i, strings.Repeat("x", i%90)))
+		b = append(b, fmt.Sprintf("b%d.org", i))
+	}
+	b = append(b, "")
+	n, err := NamesOf(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Len() != len(a)+len(b) || n.Parts() != 2 || n.PartLen(1) != len(b) {
+		t.Fatalf("%d names in %d parts", n.Len(), n.Parts())
+	}
+	var refs []NameRef
+	for i := range b {
+		if i < len(a) && n.Name(uint32(2*i)) != a[i] {
+			t.Fatalf("id %d is %q, want %q", 2*i, n.Name(uint32(2*i)), a[i])
+		}
+		if n.Name(uint32(2*i+1)) != b[i] {
+			t.Fatalf("id %d is %q, want %q", 2*i+1, n.Name(uint32(2*i+1)), b[i])
+		}
+		refs = append(refs, n.Ref(uint32(2*i+1)))
+	}
+	r := n.Reordered(refs)
+	for i := range b {
+		if r.Name(uint32(i)) != b[i] {
+			t.Fatalf("reordered id %d is %q, want %q", i, r.Name(uint32(i)), b[i])
+		}
+	}
+	if _, err := NamesOf([]string{strings.Repeat("x", MaxNameLen+1)}); err == nil {
+		t.Error("a name of MaxNameLen+1 bytes: no error")
+	}
+}
+
+// TestTableRefusesLongName: interning a name longer than MaxNameLen is
+// an error, and the slot it claimed is free again.
+func TestTableRefusesLongName(t *testing.T) {
+	tb := newTable(1, 0, 0)
+	long := strings.Repeat("y", MaxNameLen+1)
+	tb.enter()
+	_, err := tb.id(tb.readers[0], long, tb.hash(long))
+	tb.exit(tb.readers[0])
+	if err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("err %v", err)
+	}
+	ids := internAll(t, tb, tb.readers[0], []string{"a.com", strings.Repeat("z", MaxNameLen)})
+	if tb.names().Name(ids[1]) != strings.Repeat("z", MaxNameLen) {
+		t.Error("a name of MaxNameLen bytes is not kept whole")
 	}
 }

@@ -18,22 +18,22 @@ import (
 	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
-// Edges is an edge file read into memory: the names, by reader (the name
-// of id i*len(Names)+k is Names[k][i], see names), and the followed,
-// non-self-loop edges as pairs of those ids, in no fixed order.
+// Edges is an edge file read into memory: the names, in parts by reader
+// (see Names), and the followed, non-self-loop edges as pairs of their
+// ids, in no fixed order.
 type Edges struct {
-	Names     [][]string
+	Names     *Names
 	Src, Dst  []uint32
 	Rows      int64 // rows read, nofollow and self-loops included
-	NameBytes int64 // the memory of the name table: its slots, the names' headers and bytes
+	NameBytes int64 // the memory of the name table: its slots, the names' references and bytes
 }
 
 // Memory the names path needs, for Fit's check and --help: the edge list
 // and the graph of followed edges (24 bytes a row at the peak, when the
 // graph is built beside the edge list) and a name (its slot in the
-// intern table, 32 bytes at 35 to 70% full, its header and bytes, about
-// 100 bytes a name with the table, then the renumbering's keys and sort
-// buffer, 40 more).
+// intern table, 32 bytes at 35 to 70% full, its reference and bytes,
+// about 90 bytes a name with the table, then the renumbering's keys and
+// sort buffer, 40 more).
 const (
 	RowBytes  = 24
 	NameBytes = 140
@@ -129,10 +129,10 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 		}
 		return nil, fmt.Errorf("rank: %s: malformed Parquet file: the footer says %d rows, its row groups %d", path, rows, firstRow[nrg])
 	}
-	readers := max(1, min(workers, 2*nrg))
+	readers := max(1, min(workers, 2*nrg, maxReaders))
 	t := newTable(readers, int(min(max(hint/10, 1024), 1<<24)), rows)
 	if rows == 0 {
-		return &Edges{Names: t.lists()}, nil
+		return &Edges{Names: t.names()}, nil
 	}
 	// The edge arrays hold each row's ids at its row number. The footer's
 	// row count is trusted up front only as far as the file's size makes
@@ -191,7 +191,7 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 	if progress != nil {
 		progress(rows, rows)
 	}
-	el = &Edges{Names: t.lists(), Rows: rows, NameBytes: t.bytes()}
+	el = &Edges{Names: t.names(), Rows: rows, NameBytes: t.bytes()}
 	el.Src, el.Dst = followed(t.src, t.dst, workers)
 	return el, nil
 }

@@ -59,7 +59,7 @@ func TestReadRowByRow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %d workers: %v", enc, workers, err)
 			}
-			name := func(id uint32) string { return el.Names[id%uint32(len(el.Names))][id/uint32(len(el.Names))] }
+			name := el.Names.Name
 			k := 0
 			for i, r := range want {
 				if r.Nofollow || r.Src == r.Dst {
@@ -123,7 +123,7 @@ func TestReadSourceRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := func(id uint32) string { return el.Names[id%uint32(len(el.Names))][id/uint32(len(el.Names))] }
+		name := el.Names.Name
 		if len(el.Src) != len(want) {
 			t.Fatalf("%d workers: %d edges, want %d", workers, len(el.Src), len(want))
 		}

@@ -33,7 +33,7 @@ func rankWriterOptions() []parquet.WriterOption {
 // score Scores[v], linked from InDomains(v) distinct domains (0: unranked)
 // and linking to OutDomains[v]; Order lists the ranked nodes, best first.
 type Ranked struct {
-	Names      []string
+	Names      *Names
 	Scores     []float64
 	InDomains  func(v uint32) uint32
 	OutDomains []uint32
@@ -81,7 +81,7 @@ func WriteRanks(outPath string, t Ranked, workers int) error {
 	return writeRankFile(outPath, rows, workers, func(out []data.RankRow, first int, vs []uint32, c *rankColumns) {
 		c.gather(t, vs)
 		for j, v := range vs {
-			out[j] = data.RankRow{Domain: names[v], Rank: rank(first + j), Score: c.score[j], InDomains: c.in[j], OutDomains: c.out[j]}
+			out[j] = data.RankRow{Domain: names.Name(v), Rank: rank(first + j), Score: c.score[j], InDomains: c.in[j], OutDomains: c.out[j]}
 		}
 	})
 }
@@ -126,13 +126,13 @@ func (c *rankColumns) gather(t Ranked, vs []uint32) {
 // comparison), in two halves at once when there are many (sortKeyed's
 // way: the result does not depend on the cores); only runs of equal
 // prefixes are then compared whole.
-func sortByName(ids []uint32, names []string, workers int) {
+func sortByName(ids []uint32, names *Names, workers int) {
 	if len(ids) < 2 {
 		return
 	}
 	items := makeLarge[prefixed](len(ids), len(ids))
 	for i, id := range ids {
-		items[i] = prefixed{namePrefix(names[id]), id}
+		items[i] = prefixed{namePrefix(names.Name(id)), id}
 	}
 	items = sortPrefixed(items, workers)
 	for i := 0; i < len(items); {
@@ -141,7 +141,7 @@ func sortByName(ids []uint32, names []string, workers int) {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(items[i:j], func(a, b prefixed) int { return strings.Compare(names[a.id], names[b.id]) })
+			slices.SortFunc(items[i:j], func(a, b prefixed) int { return strings.Compare(names.Name(a.id), names.Name(b.id)) })
 		}
 		i = j
 	}

@@ -26,13 +26,17 @@ func TestSortByName(t *testing.T) {
 			names = append(names, "\xe4"+fmt.Sprint(r.IntN(1e9), i))
 		}
 	}
+	nms, err := NamesOf(names)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range []int{1, 2} {
 		ids := make([]uint32, len(names))
 		for i := range ids {
 			ids[i] = uint32(i)
 		}
 		r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-		sortByName(ids, names, w)
+		sortByName(ids, nms, w)
 		if !slices.IsSortedFunc(ids, func(a, b uint32) int { return strings.Compare(names[a], names[b]) }) {
 			t.Fatalf("workers %d: not in name order", w)
 		}
