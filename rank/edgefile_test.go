@@ -334,6 +334,7 @@ func TestRankEdgeFileErrors(t *testing.T) {
 		Dst *string `parquet:"dst,optional"`
 	}{{"a.com", ptr("b.com")}, {"b.com", nil}}, 0)
 	writeParquet(t, path("emptyname.parquet"), []edgeRow{{"a.com", "", false}}, 0)
+	writeParquet(t, path("longname.parquet"), []edgeRow{{"a.com", "b.com", false}, {"a.com", strings.Repeat("x", 70_000) + ".com", false}}, 0)
 	writeParquet(t, path("intnofollow.parquet"), []struct {
 		Src      string `parquet:"src"`
 		Dst      string `parquet:"dst"`
@@ -352,6 +353,7 @@ func TestRankEdgeFileErrors(t *testing.T) {
 		{path("intsrc.parquet"), path("o"), []string{"intsrc.parquet", "column src has type int64, want string"}},
 		{path("nulldst.parquet"), path("o"), []string{"nulldst.parquet", "row 1: dst is null"}},
 		{path("emptyname.parquet"), path("o"), []string{"emptyname.parquet", "row 0: empty domain name"}},
+		{path("longname.parquet"), path("o"), []string{"longname.parquet", "a domain name of 70004 bytes: longer than 65535"}},
 		{path("intnofollow.parquet"), path("o"), []string{"intnofollow.parquet", "nofollow has type int32, want bool"}},
 		{path("good.parquet"), filepath.Join(dir, "no-such-dir", "o"), []string{"no-such-dir"}},
 	}

@@ -44,7 +44,7 @@ IN needs string columns src and dst (and may have a boolean nofollow);
 OUT gets domain, rank, score, in_domains, out_domains: ranked domains by
 rank, then those with no followed in-link (rank null) by name. Memory:
 about 24 bytes an edge row and 140 a domain name (the name table holds a
-name in about 100 bytes: a 32-byte slot at 35 to 70% full, its header and
+name in about 90 bytes: a 32-byte slot at 35 to 70% full, its reference and
 its bytes; the log's "read edge file" line gives its size). A file whose
 rows and names would need more than GOMEMLIMIT (or the machine's memory)
 is refused as soon as that shows, before memory runs out, and the error
