@@ -54,8 +54,8 @@ func (n *Names) Len() int {
 }
 
 // Parts is the number of parts; PartLen(k) the names in part k.
-func (n *Names) Parts() int         { return len(n.parts) }
-func (n *Names) PartLen(k int) int  { return len(n.parts[k]) }
+func (n *Names) Parts() int        { return len(n.parts) }
+func (n *Names) PartLen(k int) int { return len(n.parts[k]) }
 func (n *Names) Ref(id uint32) NameRef {
 	np := uint32(len(n.parts))
 	return n.parts[id%np][id/np]
