@@ -108,7 +108,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 		logger.Warn("PageRank stopped before converging", "iterations", res.Iterations, "residual", res.Residual, "tolerance", p.Tolerance)
 	}
 
-	_, order, err := ranksByName(g, res.Scores, names.Name)
+	order, err := rankOrder(g, res.Scores, names.Name)
 	if err != nil {
 		return Summary{}, err
 	}

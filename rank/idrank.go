@@ -94,7 +94,7 @@ func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *s
 	g.Sources = nil
 	runtime.GC()
 
-	_, order, err := Ranks(g, res.Scores, nil)
+	order, err := rankOrder(g, res.Scores, nil)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -15,21 +15,30 @@ import (
 // ranked nodes in rank order. names[v] is node v's name; nil means the
 // node ids are already in name order, so ties go to the lower id.
 func Ranks(g *CSR, scores []float64, names []string) (ranks []uint32, order []uint32, err error) {
-	if names == nil {
-		return ranksByName(g, scores, nil)
+	var name func(uint32) string
+	if names != nil {
+		if len(names) != int(g.N) {
+			return nil, nil, fmt.Errorf("rank: %d names for %d nodes", len(names), g.N)
+		}
+		name = func(id uint32) string { return names[id] }
 	}
-	if len(names) != int(g.N) {
-		return nil, nil, fmt.Errorf("rank: %d names for %d nodes", len(names), g.N)
+	order, err = rankOrder(g, scores, name)
+	if err != nil {
+		return nil, nil, err
 	}
-	return ranksByName(g, scores, func(id uint32) string { return names[id] })
+	ranks = make([]uint32, g.N)
+	for i, v := range order {
+		ranks[v] = uint32(i + 1)
+	}
+	return ranks, order, nil
 }
 
-// ranksByName is Ranks with node v's name name(v) (nil: ids in name
-// order).
-func ranksByName(g *CSR, scores []float64, name func(uint32) string) (ranks []uint32, order []uint32, err error) {
+// rankOrder is Ranks' order alone (the rank files need no more), node v
+// named name(v) (nil: ids in name order).
+func rankOrder(g *CSR, scores []float64, name func(uint32) string) (order []uint32, err error) {
 	n := int(g.N)
 	if len(scores) != n {
-		return nil, nil, fmt.Errorf("rank: %d scores for %d nodes", len(scores), n)
+		return nil, fmt.Errorf("rank: %d scores for %d nodes", len(scores), n)
 	}
 	byScore := make([]keyed, 0, n)
 	for v := range g.N {
@@ -43,12 +52,10 @@ func ranksByName(g *CSR, scores []float64, name func(uint32) string) (ranks []ui
 		breakTiesByName(byScore, name)
 	}
 	order = make([]uint32, len(byScore))
-	ranks = make([]uint32, n)
 	for i, it := range byScore {
 		order[i] = it.id
-		ranks[it.id] = uint32(i + 1)
 	}
-	return ranks, order, nil
+	return order, nil
 }
 
 // scoreKey is a score's sort key, highest first: non-negative floats
