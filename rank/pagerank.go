@@ -206,14 +206,12 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 				diffs[c], dangs[c] = iterateChunk(g, bounds[c], bounds[c+1], base, d, x, contrib32, nextContrib32, scratch32[w])
 			})
 			contrib32, nextContrib32 = nextContrib32, contrib32
+			res.Float32Iterations++
 		} else {
 			forWorkerChunks(nchunks, p.Workers, func(w, c int) {
 				diffs[c], dangs[c] = iterateChunk(g, bounds[c], bounds[c+1], base, d, x, contrib, nextContrib, scratch[w])
 			})
 			contrib, nextContrib = nextContrib, contrib
-		}
-		if narrow {
-			res.Float32Iterations++
 		}
 		dangling = sumInOrder(dangs)
 		res.Residual = sumInOrder(diffs)
