@@ -56,7 +56,12 @@ func (n *Names) Len() int {
 // Parts is the number of parts; PartLen(k) the names in part k.
 func (n *Names) Parts() int        { return len(n.parts) }
 func (n *Names) PartLen(k int) int { return len(n.parts[k]) }
+
+// Ref is where the name of id is.
 func (n *Names) Ref(id uint32) NameRef {
+	if len(n.parts) == 1 { // Reordered's: no division
+		return n.parts[0][id]
+	}
 	np := uint32(len(n.parts))
 	return n.parts[id%np][id/np]
 }
