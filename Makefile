@@ -24,9 +24,9 @@ build:
 
 # Benchmarks: the Go micro-benchmarks, then the end-to-end benchmark command
 # (rank --edges and ranking from ids). XL=1 also ranks graphgen's XL graph
-# (100M domains, 1B edges) from ids: opt in, as generating its 4 GB edge
-# file takes about 15 minutes (once: it is kept in BENCHDIR, outside the
-# checkout) and ranking it 7 GiB of memory.
+# (100M domains, 1B edges) from ids: opt in, as its edge file takes 4 GB
+# of disk (generated once, in 90 s on 2 cores, and kept in BENCHDIR,
+# outside the checkout) and ranking it about 4 minutes and 7 GiB of memory.
 BENCHDIR ?= /tmp/mapthenet-bench
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./rank/... ./graph/...
