@@ -324,7 +324,7 @@ type share interface{ float32 | float64 }
 // node with many) is summed a node at a time, each node's shares gathered
 // a scratch-full at a time (sumLarge).
 //
-// Every node's sum uses four accumulators in a fixed order (to hide the
+// Every node's sum uses four accumulators in a fixed order (addShares; to hide the
 // latency of floating-point adds), the same whichever way its shares are
 // read, so results are the same bit for bit.
 func iterateChunk[T share](g *CSR, lo, hi uint32, base, d float64, x []float64, contrib, nextContrib, scratch []T) (diff, dang float64) {
@@ -356,17 +356,7 @@ func iterateChunk[T share](g *CSR, lo, hi uint32, base, d float64, x []float64, 
 		to := (low[v+1] - first) & mask
 		in := shares[at:to]
 		at = to
-		var s0, s1, s2, s3 float64
-		for len(in) >= 4 {
-			s0 += float64(in[0])
-			s1 += float64(in[1])
-			s2 += float64(in[2])
-			s3 += float64(in[3])
-			in = in[4:]
-		}
-		for _, c := range in {
-			s0 += float64(c)
-		}
+		s0, s1, s2, s3 := addShares(0, 0, 0, 0, in)
 		xv := base + d*((s0+s1)+(s2+s3))
 		diff += math.Abs(xv - x[v])
 		x[v] = xv
@@ -420,18 +410,29 @@ func sumLarge[T share](contrib []T, sources []uint32, scratch []T) float64 {
 		shares := scratch[:min(block, len(sources))]
 		gatherShares(shares, contrib, sources[:len(shares)])
 		sources = sources[len(shares):]
-		for len(shares) >= 4 {
-			s0 += float64(shares[0])
-			s1 += float64(shares[1])
-			s2 += float64(shares[2])
-			s3 += float64(shares[3])
-			shares = shares[4:]
-		}
-		for _, c := range shares { // the last block only
-			s0 += float64(c)
-		}
+		// Every block but the last is a multiple of 4 long: the tail
+		// goes to s0 in the last block only, as in one sum of all.
+		s0, s1, s2, s3 = addShares(s0, s1, s2, s3, shares)
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// addShares adds shares to the four accumulators in turn (share i to
+// s(i mod 4)), the rest after the last four to s0: the one order in which
+// PageRank adds up a node's shares, whichever way they were read. Small
+// enough to be inlined, so the accumulators stay in registers.
+func addShares[T share](s0, s1, s2, s3 float64, shares []T) (float64, float64, float64, float64) {
+	for len(shares) >= 4 {
+		s0 += float64(shares[0])
+		s1 += float64(shares[1])
+		s2 += float64(shares[2])
+		s3 += float64(shares[3])
+		shares = shares[4:]
+	}
+	for _, c := range shares {
+		s0 += float64(c)
+	}
+	return s0, s1, s2, s3
 }
 
 // sumShares is sumLarge without scratch (tests make every chunk go this
