@@ -324,9 +324,9 @@ type share interface{ float32 | float64 }
 // node with many) is summed a node at a time, each node's shares gathered
 // a scratch-full at a time (sumLarge).
 //
-// Every node's sum uses four accumulators in a fixed order (addShares; to hide the
-// latency of floating-point adds), the same whichever way its shares are
-// read, so results are the same bit for bit.
+// Every node's sum uses four accumulators in a fixed order (addShares: to
+// hide the latency of floating-point adds), the same whichever way its
+// shares are read, so results are the same bit for bit.
 func iterateChunk[T share](g *CSR, lo, hi uint32, base, d float64, x []float64, contrib, nextContrib, scratch []T) (diff, dang float64) {
 	srcs := g.Sources
 	od := g.OutDegree

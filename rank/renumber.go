@@ -42,7 +42,7 @@ func renumber(names *edgefile.Names, src, dst []uint32, workers int) *edgefile.N
 			}
 			for i := range names.PartLen(k) {
 				id := uint32(i)*uint32(nsh) + uint32(k)
-				items[j] = keyed{orderKey(out[id], names.Name(id)), id}
+				items[j] = keyed{orderKey(out[id], names.PartName(k, i)), id}
 				j++
 			}
 		}

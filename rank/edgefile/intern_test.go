@@ -117,7 +117,7 @@ func TestNamesOf(t *testing.T) {
 		if i < len(a) && n.Name(uint32(2*i)) != a[i] {
 			t.Fatalf("id %d is %q, want %q", 2*i, n.Name(uint32(2*i)), a[i])
 		}
-		if n.Name(uint32(2*i+1)) != b[i] {
+		if n.Name(uint32(2*i+1)) != b[i] || n.PartName(1, i) != b[i] {
 			t.Fatalf("id %d is %q, want %q", 2*i+1, n.Name(uint32(2*i+1)), b[i])
 		}
 		refs = append(refs, n.Ref(uint32(2*i+1)))

@@ -63,6 +63,9 @@ func (n *Names) Len() int {
 func (n *Names) Parts() int        { return len(n.parts) }
 func (n *Names) PartLen(k int) int { return len(n.parts[k]) }
 
+// PartName is part k's i-th name (id i*Parts()+k), without a division.
+func (n *Names) PartName(k, i int) string { return n.refName(n.parts[k][i]) }
+
 // Ref is where the name of id is.
 func (n *Names) Ref(id uint32) NameRef {
 	if len(n.parts) == 1 { // Reordered's: no division
