@@ -47,37 +47,51 @@ func TestBuildCSRErrors(t *testing.T) {
 }
 
 // TestBuildCSRInvariant: the same CSR for any workers and any edge order,
-// on the parallel paths too.
+// on the parallel paths too, from edges with repeats and self-loops (the
+// offsets rewritten by dedupe) and from the distinct edges alone (the
+// offsets of the placement stand).
 func TestBuildCSRInvariant(t *testing.T) {
 	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
 	parallelMinEdges = 1000
 	src, dst := randomEdges(5, 3000, 50_000)
+	// The same edges, each once, no self-loop.
+	type e struct{ u, v uint32 }
+	in := map[e]bool{}
+	var usrc, udst []uint32
+	for i := range src {
+		if k := (e{src[i], dst[i]}); src[i] != dst[i] && !in[k] {
+			in[k] = true
+			usrc, udst = append(usrc, src[i]), append(udst, dst[i])
+		}
+	}
+	if len(usrc) == len(src) {
+		t.Fatal("the random edges have no repeat or self-loop: the dedupe path is not tested")
+	}
 	want, err := BuildCSR(3000, src, dst, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, w := range []int{2, 3, 8} {
-		r.Shuffle(len(src), func(i, j int) {
-			src[i], src[j] = src[j], src[i]
-			dst[i], dst[j] = dst[j], dst[i]
-		})
-		g, err := BuildCSR(3000, src, dst, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !equalCSR(g, want) {
-			t.Fatalf("workers %d, shuffled: CSR differs", w)
+	for name, edges := range map[string][2][]uint32{"repeats": {src, dst}, "distinct": {usrc, udst}} {
+		src, dst := edges[0], edges[1]
+		for _, w := range []int{1, 2, 3, 8} {
+			r.Shuffle(len(src), func(i, j int) {
+				src[i], src[j] = src[j], src[i]
+				dst[i], dst[j] = dst[j], dst[i]
+			})
+			g, err := BuildCSR(3000, src, dst, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalCSR(g, want) {
+				t.Fatalf("%s, workers %d, shuffled: CSR differs", name, w)
+			}
+			if err := g.check(); err != nil {
+				t.Fatalf("%s, workers %d: %v", name, w, err)
+			}
 		}
 	}
 	// Every stored edge is a distinct input edge, no self-loops.
-	type e struct{ u, v uint32 }
-	in := map[e]bool{}
-	for i := range src {
-		if src[i] != dst[i] {
-			in[e{src[i], dst[i]}] = true
-		}
-	}
 	if len(in) != want.NumEdges() {
 		t.Errorf("%d distinct edges, CSR has %d", len(in), want.NumEdges())
 	}
