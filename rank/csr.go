@@ -77,6 +77,17 @@ func (g *CSR) checkSources(workers int) error {
 // contiguous share of the edges, so the placement is the sequential one),
 // then a sort and dedupe of each node's sources.
 func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
+	return buildCSR(n, src, dst, nil, workers)
+}
+
+// buildCSR is BuildCSR of the edges perm[src[i]]→perm[dst[i]] when perm
+// is not nil: src and dst hold ids below len(perm), which perm maps to
+// the graph's n nodes (ids that no edge names may map anywhere). The
+// edges are counted by their own ids and placed under their mapped
+// targets, so mapping costs a lookup of perm for each source (edge files
+// list a source's edges together: the same lookup, in cache) and for
+// each id, not for each target.
+func buildCSR(n uint32, src, dst, perm []uint32, workers int) (*CSR, error) {
 	if len(src) != len(dst) {
 		return nil, fmt.Errorf("rank: %d sources but %d targets", len(src), len(dst))
 	}
@@ -84,6 +95,10 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	m := len(src)
+	ids := n // the ids src and dst hold
+	if perm != nil {
+		ids = uint32(len(perm))
+	}
 	// Small inputs are not worth the per-worker count arrays; a part's
 	// counts are 32-bit, so no part holds 2³² edges.
 	parts := max(1, min(workers, m/parallelMinEdges), (m+math.MaxUint32-1)/math.MaxUint32)
@@ -100,12 +115,12 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	errs := make([]error, parts)
 	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
 	parallel.Run(parts, func(k int) {
-		c := makeLarge[uint32](int(n), int(n)+1) // n+1: dedupe's scratch later
+		c := makeLarge[uint32](int(ids), int(max(ids, n))+1) // n+1: dedupe's scratch later
 		lo, hi := span(k)
 		for i := lo; i < hi; i++ {
 			s, t := src[i], dst[i]
-			if s >= n || t >= n {
-				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(n)-1)
+			if s >= ids || t >= ids {
+				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(ids)-1)
 				return
 			}
 			if s != t {
@@ -121,29 +136,36 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 	}
 
 	// Offsets, and each part's first slot within each node's in-edges
-	// (counts[k] becomes part k's write cursor).
+	// (counts[k] becomes part k's write cursor, by id).
 	deg := makeLarge[uint32](int(n)+1, int(n)+1)
-	for v := range n {
+	for v := range ids {
 		var d uint64
 		for k := range parts {
 			c := counts[k][v]
 			counts[k][v] = uint32(d)
 			d += uint64(c)
 		}
-		if d > math.MaxUint32 {
-			return nil, fmt.Errorf("rank: node %d has %d in-edges, duplicates included: more than 2³²-1", v, d)
+		node := v
+		if perm != nil {
+			if d == 0 {
+				continue // maybe an id no edge names: it must not touch another's degree
+			}
+			node = perm[v]
 		}
-		deg[v] = uint32(d)
+		if d > math.MaxUint32 {
+			return nil, fmt.Errorf("rank: node %d has %d in-edges, duplicates included: more than 2³²-1", node, d)
+		}
+		deg[node] = uint32(d)
 	}
 	g := &CSR{N: n, offsets: offsetsOfDegrees(deg)}
 	total := g.offsets.total()
 	g.Sources = sources[:total]
 
 	// Pass 2: place every source under its target.
-	abs := absoluteCursors(g, counts)
+	abs := absoluteCursors(g, counts, perm)
 	parallel.Run(parts, func(k int) {
 		lo, hi := span(k)
-		placeEdges(g, counts[k], abs, src[lo:hi], dst[lo:hi])
+		placeEdges(g, counts[k], abs, src[lo:hi], dst[lo:hi], perm)
 	})
 	// The cursors are spent: their memory is dedupe's and countOut's
 	// scratch (hundreds of MB a graph of millions of nodes would
@@ -157,19 +179,25 @@ func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
 
 // absoluteCursors prepares the write cursors of the parts that place a
 // graph's edges: cursor[k][t] is where part k writes its first in-edge of
-// t, relative to t's first in-edge. Below 2³² edges it makes them
-// absolute (and returns true), which saves placeEdges a lookup of t's
-// offset per edge; above, each edge looks its target's offset up (the
-// path tests take with offsetBits lowered).
-func absoluteCursors(g *CSR, cursor [][]uint32) bool {
+// t (an id, mapped by perm when not nil), relative to t's first in-edge.
+// Below 2³² edges it makes them absolute (and returns true), which saves
+// placeEdges a lookup of t's offset per edge; above, each edge looks its
+// target's offset up (the path tests take with offsetBits lowered).
+func absoluteCursors(g *CSR, cursor [][]uint32, perm []uint32) bool {
 	if len(g.offsets.steps) > 0 {
 		return false
 	}
 	low := g.offsets.low
 	parallel.Run(len(cursor), func(k int) {
 		cur := cursor[k]
+		if perm == nil {
+			for v := range cur {
+				cur[v] += low[v]
+			}
+			return
+		}
 		for v := range cur {
-			cur[v] += low[v]
+			cur[v] += low[perm[v]]
 		}
 	})
 	return true
@@ -177,23 +205,35 @@ func absoluteCursors(g *CSR, cursor [][]uint32) bool {
 
 // placeEdges writes the edges src[i]→dst[i] (self-loops skipped) under
 // their targets from the cursors cur (advanced as it goes; abs: as made by
-// absoluteCursors).
-func placeEdges(g *CSR, cur []uint32, abs bool, src, dst []uint32) {
+// absoluteCursors), the ids mapped by perm when it is not nil.
+func placeEdges(g *CSR, cur []uint32, abs bool, src, dst, perm []uint32) {
 	out := g.Sources
 	dst = dst[:len(src)]
-	if abs {
+	switch {
+	case abs && perm == nil:
 		for i, s := range src {
 			if t := dst[i]; s != t {
 				out[cur[t]] = s
 				cur[t]++
 			}
 		}
-		return
-	}
-	for i, s := range src {
-		if t := dst[i]; s != t {
-			out[g.offsets.start(t)+uint64(cur[t])] = s
-			cur[t]++
+	case abs:
+		for i, s := range src {
+			if t := dst[i]; s != t {
+				out[cur[t]] = perm[s]
+				cur[t]++
+			}
+		}
+	default:
+		for i, s := range src {
+			if t := dst[i]; s != t {
+				v := t
+				if perm != nil {
+					s, v = perm[s], perm[t]
+				}
+				out[g.offsets.start(v)+uint64(cur[t])] = s
+				cur[t]++
+			}
 		}
 	}
 }

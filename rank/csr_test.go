@@ -104,6 +104,64 @@ func TestBuildCSRInvariant(t *testing.T) {
 	}
 }
 
+// TestBuildCSRMapped: buildCSR with perm (as rank --edges builds, from
+// the reader's ids and renumber's map, which has ids no edge names) is
+// BuildCSR of the mapped edges, for any workers and edge order, with
+// 32-bit offsets and with offsets past them (offsetBits lowered).
+func TestBuildCSRMapped(t *testing.T) {
+	defer func(v int) { parallelMinEdges = v }(parallelMinEdges)
+	defer func(b uint8) { offsetBits = b }(offsetBits)
+	parallelMinEdges = 1000
+	const n = 3000
+	r := rand.New(rand.NewPCG(8, 8))
+	// Ids 0..n+99 of which every 31st names no node: perm maps the others
+	// onto 0..n-1 and those to 0.
+	var perm []uint32
+	idOf := make([]uint32, n) // the id that names node v
+	nodes, next := r.Perm(n), 0
+	for id := range uint32(n + 100) {
+		if id%31 == 7 && id/31 < 100 {
+			perm = append(perm, 0)
+			continue
+		}
+		v := nodes[next]
+		next++
+		perm = append(perm, uint32(v))
+		idOf[v] = id
+	}
+	src, dst := randomEdges(9, n, 50_000)
+	for i := range src { // the ids of the nodes src[i] and dst[i]
+		src[i], dst[i] = idOf[src[i]], idOf[dst[i]]
+	}
+	msrc, mdst := make([]uint32, len(src)), make([]uint32, len(src))
+	for i := range src {
+		msrc[i], mdst[i] = perm[src[i]], perm[dst[i]]
+	}
+	for _, bits := range []uint8{32, 6} {
+		offsetBits = bits
+		want, err := BuildCSR(n, msrc, mdst, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 2, 3, 8} {
+			r.Shuffle(len(src), func(i, j int) {
+				src[i], src[j] = src[j], src[i]
+				dst[i], dst[j] = dst[j], dst[i]
+			})
+			g, err := buildCSR(n, src, dst, perm, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalCSR(g, want) {
+				t.Fatalf("offset bits %d, workers %d: CSR differs from the mapped edges'", bits, w)
+			}
+		}
+	}
+	if _, err := buildCSR(n, []uint32{0, n + 100}, []uint32{1, 2}, perm, 1); err == nil {
+		t.Error("an id past perm: no error")
+	}
+}
+
 func equalCSR(a, b *CSR) bool {
 	if a.N != b.N || !slices.Equal(a.Sources, b.Sources) || !slices.Equal(a.OutDegree, b.OutDegree) {
 		return false
@@ -186,7 +244,10 @@ func TestRenumber(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				renumbered := renumber(in, s, d, workers)
+				renumbered, perm := renumber(in, s, workers)
+				for i := range s {
+					s[i], d[i] = perm[s[i]], perm[d[i]]
+				}
 				got := make([]string, renumbered.Len())
 				for i := range got {
 					got[i] = renumbered.Name(uint32(i))

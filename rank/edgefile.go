@@ -82,12 +82,12 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 
 	edges := len(el.Src)
 	collect(edges) // the name table
-	names := renumber(el.Names, el.Src, el.Dst, p.Workers)
+	names, perm := renumber(el.Names, el.Src, p.Workers)
 	el.Names = nil
 	collect(edges) // the renumbering's keys and the names' references by reader
 	stage(StageRenumber, int64(names.Len()))
 
-	g, err := BuildCSR(uint32(names.Len()), el.Src, el.Dst, p.Workers)
+	g, err := buildCSR(uint32(names.Len()), el.Src, el.Dst, perm, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -191,8 +191,8 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names := renumber(el.Names, el.Src, el.Dst, workers)
-	g, err := BuildCSR(uint32(names.Len()), el.Src, el.Dst, workers)
+	names, perm := renumber(el.Names, el.Src, workers)
+	g, err := buildCSR(uint32(names.Len()), el.Src, el.Dst, perm, workers)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func ReadIDGraph(ctx context.Context, path string, o IDGraphOptions) (*CSR, IDGr
 	g.Sources = makeLarge[uint32](int(total), int(total))
 
 	// Pass 2: place the sources, in file order.
-	abs := absoluteCursors(g, counts)
+	abs := absoluteCursors(g, counts, nil)
 	check := make([]idPart, parts)
 	prog = newIDProgress(o, 2, f.Rows())
 	err = f.Scan(ctx, parts, true, func(k int, b *edgefile.IDBatch) error {

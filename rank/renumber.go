@@ -9,8 +9,11 @@ import (
 
 // renumber gives the names of an edge file, in parts as edgefile.Read
 // gives them (part k's i-th name has id i*Parts()+k), new ids, 0, 1, 2,
-// ..., in a canonical order, rewrites src and dst in place and returns
-// the names by new id.
+// ..., in a canonical order, and returns the names by new id and perm,
+// the new id of each old id (ids no name has map to 0). src and dst, of
+// old ids, are only read: buildCSR maps them as it places the edges,
+// which saves rewriting them (a random read of perm for each of a
+// hundred million targets at L, 1.5 CPU-seconds).
 //
 // The order is by the number of edges (src, dst pairs) a name is the
 // source of, most first (up to 65535: above that, all count the same),
@@ -25,7 +28,7 @@ import (
 // and pages. On the M graph an iteration took 30% less than with ids in
 // name order. The hash rather than the name itself makes the key one
 // integer, radix-sorted: a comparison sort by name took seconds at L.
-func renumber(names *edgefile.Names, src, dst []uint32, workers int) *edgefile.Names {
+func renumber(names *edgefile.Names, src []uint32, workers int) (_ *edgefile.Names, perm []uint32) {
 	n, most, nsh := names.Len(), 0, names.Parts()
 	for k := range nsh {
 		most = max(most, names.PartLen(k))
@@ -52,7 +55,7 @@ func renumber(names *edgefile.Names, src, dst []uint32, workers int) *edgefile.N
 	// Equal keys (a 48-bit hash shared within one count: rare) go by name.
 	breakTiesByName(items, names.Name)
 
-	perm := makeLarge[uint32](most*nsh, most*nsh)
+	perm = makeLarge[uint32](most*nsh, most*nsh)
 	sorted := makeLarge[edgefile.NameRef](n, n)
 	// Two random accesses an item (its old id's perm entry and name
 	// reference): the items are cut into stretches, one a worker.
@@ -65,15 +68,7 @@ func renumber(names *edgefile.Names, src, dst []uint32, workers int) *edgefile.N
 		}
 	})
 	items = nil
-	m := len(src)
-	wk := max(1, min(workers, m/parallelMinEdges))
-	parallel.Run(wk, func(k int) {
-		for i := k * m / wk; i < (k+1)*m/wk; i++ {
-			src[i] = perm[src[i]]
-			dst[i] = perm[dst[i]]
-		}
-	})
-	return names.Reordered(sorted)
+	return names.Reordered(sorted), perm
 }
 
 // orderKey is renumber's sort key for a name that is the source of
