@@ -159,8 +159,10 @@ func boundHeap(path string) (restore func()) {
 // arrays): the next stage's arrays then take the memory it frees, where
 // otherwise they got fresh memory while the garbage waited for a
 // collection near the heap's bound. Fresh memory costs a page fault and
-// the kernel's zeroing a page (about 3 s a GiB of CPU on the 2-core
-// machine the benchmarks ran on); it also set the peak: on graphgen M
+// zeroing, and on a virtual machine the host's backing it: on the 2-core
+// VM the benchmarks ran on, memory a process first wrote cost 1.4 to 2.3
+// CPU-seconds a GiB (huge pages), the same memory released and written
+// again 0.09. It also set the peak: on graphgen M
 // (bench -size M -stages rank) the peak was 346 MiB without these
 // collections and 240 MiB with them.
 func collect(edges int) {
