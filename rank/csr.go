@@ -105,10 +105,10 @@ func buildCSR(n uint32, src, dst, perm []uint32, workers int) (*CSR, error) {
 
 	// Sources first, while the memory the caller's earlier stages freed
 	// (rank --edges: the name table, the renumbering's buffers) is still
-	// in one piece: made after the count arrays it took fresh memory
-	// (peak 1.94 GiB at L; with this order and the cursors' reuse below,
-	// 1.72). Its length is the edges: the in-edges' count, or more by
-	// the self-loops, whose slots stay unused.
+	// in one piece: made after the count arrays it took fresh memory (at
+	// L this order and the cursors' reuse below took the peak from 1.94
+	// to 1.72 GiB). Its length is the edges: the in-edges' count, or
+	// more by the self-loops, whose slots stay unused.
 	sources := makeLarge[uint32](m, m)
 	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
 	counts := make([][]uint32, parts)
@@ -266,9 +266,9 @@ func sortSegment(seg []uint32, scratch *[]uint32) {
 }
 
 // dedupe sorts each node's sources and drops repeats, compacting Sources
-// and rewriting the offsets. kept (n+1 entries, its contents unused) is
-// its scratch; it returns whether it kept kept (as the new offsets: there
-// were repeats).
+// and rewriting the offsets. kept (room for n+1 entries, its contents
+// unused) is its scratch. It returns true when there were repeats: kept
+// is then the new offsets' memory, no longer scratch.
 func (g *CSR) dedupe(workers int, kept []uint32) bool {
 	n := g.N
 	kept = kept[:n+1]
