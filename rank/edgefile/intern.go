@@ -73,10 +73,10 @@ var errTooManyNames = errors.New("more than 2³²-2 distinct domain names")
 // (through blocks) to compare them.
 type names struct {
 	list   []NameRef // by local id: where in the arena blocks
-	arena  []byte    // the current block
-	blocks atomic.Pointer[[][]byte]
-	count  atomic.Int64 // len(list) as of the reader's last exit
-	w, r   uint32       // reader index and number of readers
+	arena  nameArena
+	blocks atomic.Pointer[[][]byte] // arena.blocks, as published to the other readers
+	count  atomic.Int64             // len(list) as of the reader's last exit
+	w, r   uint32                   // reader index and number of readers
 }
 
 func newTable(readers, sizeHint int, rows int64) *table {
@@ -86,7 +86,7 @@ func newTable(readers, sizeHint int, rows int64) *table {
 	}
 	t := &table{slots: makeLarge[slot](size, size), mask: uint64(size - 1), seed: maphash.MakeSeed(), rows: rows}
 	for w := range readers {
-		nm := &names{list: makeLarge[NameRef](0, sizeHint/readers+window), w: uint32(w), r: uint32(readers)}
+		nm := &names{list: makeLarge[NameRef](0, sizeHint/readers+window), arena: nameArena{reader: uint32(w)}, w: uint32(w), r: uint32(readers)}
 		nm.blocks.Store(&[][]byte{})
 		t.readers = append(t.readers, nm)
 	}
@@ -238,30 +238,24 @@ func (t *table) add(sl *slot, nm *names, s string, h uint64) (uint32, error) {
 		atomic.StoreUint32(&sl.id1, 0)
 		return 0, errTooManyNames
 	}
-	if len(s) > MaxNameLen {
+	ref, grew, err := nm.arena.add(s)
+	if err != nil {
 		atomic.StoreUint32(&sl.id1, 0)
-		return 0, nameTooLongError(len(s))
+		return 0, err
 	}
-	if len(nm.arena)+len(s) > cap(nm.arena) {
-		if len(*nm.blocks.Load()) == maxBlocks {
-			atomic.StoreUint32(&sl.id1, 0)
-			return 0, errTooManyNameBytes
-		}
-		nm.arena = make([]byte, 0, arenaBlock)
-		blocks := *nm.blocks.Load()
-		blocks = append(blocks[:len(blocks):len(blocks)], nm.arena[:cap(nm.arena)])
+	if grew {
+		blocks := nm.arena.blocks
 		nm.blocks.Store(&blocks)
 	}
-	start := len(nm.arena)
-	nm.arena = append(nm.arena, s...)
-	nm.list = append(nm.list, makeRef(nm.w, uint32(len(*nm.blocks.Load())-1), uint32(start), uint32(len(s))))
+	nm.list = append(nm.list, ref)
 	sl.hash = h
 	if len(s) <= inlineMax {
 		sl.n = uint8(len(s))
 		copy(sl.inl[:], s)
 	} else {
 		sl.n = longName
-		sl.setRef(uint32(len(*nm.blocks.Load())-1), uint32(start), uint32(len(s)))
+		_, block, off, n := ref.unpack()
+		sl.setRef(block, off, n)
 	}
 	atomic.StoreUint32(&sl.id1, uint32(id)+1)
 	return uint32(id), nil

@@ -50,6 +50,40 @@ func makeRef(reader, block, off, n uint32) NameRef {
 		uint64(off)<<refLenBits | uint64(n))
 }
 
+func (r NameRef) unpack() (reader, block, off, n uint32) {
+	return uint32(r >> (refBlockBits + refOffBits + refLenBits)), uint32(r>>(refOffBits+refLenBits)) & (maxBlocks - 1),
+		uint32(r>>refLenBits) & (1<<refOffBits - 1), uint32(r) & (1<<refLenBits - 1)
+}
+
+// nameArena holds one part's names, their bytes in blocks of arenaBlock
+// bytes: Read's readers (table.add) and NamesOf fill their parts with it.
+type nameArena struct {
+	reader uint32   // the part: every NameRef says it
+	blocks [][]byte // the last is being filled
+	cur    []byte   // the last block, as far as filled
+}
+
+// add copies s into the arena and returns its reference, and whether it
+// began a block. A new block comes with a new blocks slice (the old one
+// clipped): a reader given the old slice (table.add publishes it to the
+// other readers) never shares memory that add writes.
+func (a *nameArena) add(s string) (ref NameRef, grew bool, err error) {
+	if len(s) > MaxNameLen {
+		return 0, false, nameTooLongError(len(s))
+	}
+	if len(a.cur)+len(s) > cap(a.cur) {
+		if len(a.blocks) == maxBlocks {
+			return 0, false, errTooManyNameBytes
+		}
+		a.cur = make([]byte, 0, arenaBlock)
+		a.blocks = append(a.blocks[:len(a.blocks):len(a.blocks)], a.cur[:arenaBlock])
+		grew = true
+	}
+	off := len(a.cur)
+	a.cur = append(a.cur, s...)
+	return makeRef(a.reader, uint32(len(a.blocks)-1), uint32(off), uint32(len(s))), grew, nil
+}
+
 // Len is the number of names.
 func (n *Names) Len() int {
 	total := 0
@@ -80,12 +114,11 @@ func (n *Names) Ref(id uint32) NameRef {
 func (n *Names) Name(id uint32) string { return n.refName(n.Ref(id)) }
 
 func (n *Names) refName(r NameRef) string {
-	size := int(r & (1<<refLenBits - 1))
+	reader, block, off, size := r.unpack()
 	if size == 0 {
 		return ""
 	}
-	b := n.blocks[r>>(refBlockBits+refOffBits+refLenBits)][r>>(refOffBits+refLenBits)&(maxBlocks-1)]
-	return unsafe.String(&b[r>>refLenBits&(1<<refOffBits-1)], size)
+	return unsafe.String(&n.blocks[reader][block][off], size)
 }
 
 // Reordered are the names with new ids: new id i is the name of
@@ -103,22 +136,15 @@ func NamesOf(parts ...[]string) (*Names, error) {
 	}
 	n := &Names{blocks: make([][][]byte, len(parts)), parts: make([][]NameRef, len(parts))}
 	for k, list := range parts {
-		var arena []byte
+		a := nameArena{reader: uint32(k)}
 		for _, s := range list {
-			if len(s) > MaxNameLen {
-				return nil, nameTooLongError(len(s))
+			ref, _, err := a.add(s)
+			if err != nil {
+				return nil, err
 			}
-			if len(arena)+len(s) > cap(arena) {
-				if len(n.blocks[k]) == maxBlocks {
-					return nil, errTooManyNameBytes
-				}
-				arena = make([]byte, 0, arenaBlock)
-				n.blocks[k] = append(n.blocks[k], arena[:arenaBlock])
-			}
-			off := len(arena)
-			arena = append(arena, s...)
-			n.parts[k] = append(n.parts[k], makeRef(uint32(k), uint32(len(n.blocks[k])-1), uint32(off), uint32(len(s))))
+			n.parts[k] = append(n.parts[k], ref)
 		}
+		n.blocks[k] = a.blocks
 	}
 	return n, nil
 }
