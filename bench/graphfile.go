@@ -34,7 +34,7 @@ func cachedEdgeFile(dir, size, suffix string, write func(g *graphgen.Generator, 
 		return "", err
 	}
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "generating %s (%d domains, %d edges) ...\n", path, cfg.Domains, cfg.Edges)
+	fmt.Fprintf(os.Stderr, "generating %s (%d domains, %d edges) ...\n", path, cfg.Domains, g.NumEdges())
 	if err := write(g, path); err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -247,5 +248,66 @@ func TestWriteIDEdgesParquet(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the file differs with the workers")
+	}
+}
+
+// TestSinks: with SinkShare, about that share of the domains, all of them
+// dangling without it, form closed cycles of 2 and 3 (each member's one
+// edge goes to the next, followed), NumEdges counts their edges, and the
+// rest of the graph is edge for edge the graph without sinks.
+func TestSinks(t *testing.T) {
+	base := Config{Domains: 20_000, Edges: 150_000, Seed: 3}
+	plain, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withSinks := base
+	withSinks.SinkShare = 0.05
+	g, err := New(withSinks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, g)
+	if int64(len(es)) != g.NumEdges() || g.NumEdges() <= base.Edges {
+		t.Fatalf("%d edges, NumEdges %d, without sinks %d", len(es), g.NumEdges(), base.Edges)
+	}
+	next := map[uint32]uint32{}
+	var rest []edge
+	for _, e := range es {
+		if plain.OutDegree(e.src) == 0 {
+			if _, twice := next[e.src]; twice || e.nofollow || g.OutDegree(e.src) != 1 {
+				t.Fatalf("sink member %d: a second edge, a nofollow one or out-degree %d", e.src, g.OutDegree(e.src))
+			}
+			next[e.src] = e.dst
+			continue
+		}
+		rest = append(rest, e)
+	}
+	if want := int(0.05 * float64(base.Domains)); len(next) < want-2 || len(next) > want {
+		t.Fatalf("%d sink members, want about %d", len(next), want)
+	}
+	lengths := map[int]int{}
+	for m := range next {
+		l, v := 1, next[m]
+		for ; v != m && l <= 3; l++ {
+			if _, ok := next[v]; !ok {
+				t.Fatalf("sink member %d links to %d, not a member", m, v)
+			}
+			v = next[v]
+		}
+		lengths[l]++
+	}
+	if len(lengths) != 2 || lengths[2] == 0 || lengths[3] == 0 {
+		t.Fatalf("cycle lengths (by member): %v, want cycles of 2 and 3 only", lengths)
+	}
+	if want := collect(t, plain); len(rest) != len(want) || !slices.Equal(rest, want) {
+		t.Fatal("the graph besides the sinks differs from the graph without sinks")
+	}
+	c, err := Size("m+Sinks")
+	if err != nil || c.SinkShare != DefaultSinkShare || c.Domains != Sizes["M"].Domains {
+		t.Fatalf("Size(m+Sinks) = %+v, %v", c, err)
+	}
+	if _, err := New(Config{Domains: 100, Edges: 100, SinkShare: 0.5}); err == nil {
+		t.Fatal("SinkShare above DanglingShare accepted")
 	}
 }
