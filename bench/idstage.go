@@ -58,7 +58,7 @@ func runIDs(ctx context.Context, e *env) ([]result, error) {
 	for _, st := range sum.Stages {
 		rows = append(rows, result{"ids", "  stage " + st.Stage, secs(st.Seconds)})
 	}
-	rows = append(rows, result{"ids", "PageRank iterations", fmt.Sprintf("%d (residual %.2g)", sum.Iterations, sum.Residual)})
+	rows = append(rows, result{"ids", "PageRank iterations", fmt.Sprintf("%d (residual %.2g, %d extrapolations)", sum.Iterations, sum.Residual, sum.Extrapolations)})
 
 	var pc powerResult
 	pm, err := runChild(&pc, "powercheck", in, strconv.Itoa(checkTop))

@@ -36,7 +36,7 @@ func runRank(ctx context.Context, e *env) ([]result, error) {
 			prSeconds = st.Seconds
 		}
 	}
-	rows = append(rows, result{"rank", "PageRank iterations", fmt.Sprintf("%d (residual %.2g)", sum.Iterations, sum.Residual)})
+	rows = append(rows, result{"rank", "PageRank iterations", fmt.Sprintf("%d (residual %.2g, %d extrapolations)", sum.Iterations, sum.Residual, sum.Extrapolations)})
 
 	var it iterationResult
 	if _, err := runChild(&it, "iteration", e.edges, w); err != nil {

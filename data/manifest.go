@@ -38,8 +38,11 @@ type RankInfo struct {
 	Tolerance     float64 `json:"tolerance"`
 	MaxIterations int     `json:"max_iterations"`
 	Iterations    int     `json:"iterations"`
-	Residual      float64 `json:"residual"`
-	Ranked        int64   `json:"ranked"`
+	// Extrapolations is how many of the iterations jumped ahead (a graph
+	// that converges slowly: DESIGN.md, "Ranks").
+	Extrapolations int     `json:"extrapolations"`
+	Residual       float64 `json:"residual"`
+	Ranked         int64   `json:"ranked"`
 }
 
 // StageTiming is one rebuild stage's duration and row count.

@@ -19,14 +19,15 @@ var progressEvery = 10 * time.Second
 
 // Summary tells what RankEdgeFile did.
 type Summary struct {
-	Domains       int     // distinct domain names in the edge file
-	Rows          int64   // edge rows read, nofollow and self-loops included
-	FollowedEdges int     // distinct followed edges ranked over (no self-loops)
-	Ranked        int     // domains with a rank (at least one followed in-link)
-	Iterations    int     // PageRank iterations
-	Residual      float64 // L1 change of the last iteration
-	NameBytes     int64   // the name table's memory (edge files of names)
-	Stages        []data.StageTiming
+	Domains        int     // distinct domain names in the edge file
+	Rows           int64   // edge rows read, nofollow and self-loops included
+	FollowedEdges  int     // distinct followed edges ranked over (no self-loops)
+	Ranked         int     // domains with a rank (at least one followed in-link)
+	Iterations     int     // PageRank iterations
+	Extrapolations int     // of them, how many jumped ahead (PageRank's Result)
+	Residual       float64 // L1 change of the last iteration
+	NameBytes      int64   // the name table's memory (edge files of names)
+	Stages         []data.StageTiming
 }
 
 // Stage names in Summary.Stages, in order.
@@ -100,7 +101,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	if err != nil {
 		return Summary{}, err
 	}
-	sum.Iterations, sum.Residual = res.Iterations, res.Residual
+	sum.Iterations, sum.Residual, sum.Extrapolations = res.Iterations, res.Residual, res.Extrapolations
 	g.Sources = nil // the degrees are all that is needed from here on
 	collect(edges)  // the sources and PageRank's work vectors
 	stage(StagePageRank, int64(res.Iterations))
@@ -121,7 +122,7 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	}
 	stage(StageWrite, int64(names.Len()))
 	logger.Info("ranked edge file", "file", outPath, "domains", sum.Domains, "ranked", sum.Ranked,
-		"iterations", sum.Iterations, "residual", sum.Residual)
+		"iterations", sum.Iterations, "extrapolations", sum.Extrapolations, "residual", sum.Residual)
 	return sum, nil
 }
 

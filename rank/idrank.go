@@ -45,8 +45,8 @@ const (
 //
 // Memory: the graph (4 bytes an edge, 8 a node), 4 bytes a node per
 // stretch of the file read at once while building it, then PageRank's
-// three vectors (24 bytes a node): 4 bytes an edge and 32 a node at the
-// peak, plus fixed buffers. The graph's edges are let go before the ranks
+// three vectors (24 bytes a node; a fourth when it extrapolates): 4 bytes
+// an edge and 32 a node at the peak (40 extrapolating), plus fixed buffers. The graph's edges are let go before the ranks
 // are sorted (up to 56 bytes a node then, with no edge).
 func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *slog.Logger) (Summary, error) {
 	if logger == nil {
@@ -85,7 +85,7 @@ func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *s
 	if err != nil {
 		return Summary{}, err
 	}
-	sum.Iterations, sum.Residual = res.Iterations, res.Residual
+	sum.Iterations, sum.Residual, sum.Extrapolations = res.Iterations, res.Residual, res.Extrapolations
 	stage(StagePageRank, int64(res.Iterations))
 	if res.Residual >= p.Tolerance && g.N > 0 {
 		logger.Warn("PageRank stopped before converging", "iterations", res.Iterations, "residual", res.Residual, "tolerance", p.Tolerance)
@@ -108,6 +108,6 @@ func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *s
 	}
 	stage(StageWrite, int64(g.N))
 	logger.Info("ranked edge file", "file", outPath, "domains", sum.Domains, "ranked", sum.Ranked,
-		"iterations", sum.Iterations, "residual", sum.Residual)
+		"iterations", sum.Iterations, "extrapolations", sum.Extrapolations, "residual", sum.Residual)
 	return sum, nil
 }

@@ -62,6 +62,9 @@ type Result struct {
 	// Float32Iterations of the Iterations kept the shares in float32 (the
 	// first ones, on a large graph: see float32MinNodes).
 	Float32Iterations int
+	// Extrapolations is how many times the iteration jumped ahead and
+	// kept the jump (on a graph that converges slowly: see extrapolator).
+	Extrapolations int
 }
 
 // chunkCost is the work (in-edges plus nodes) in one chunk. Chunks are the
@@ -128,8 +131,10 @@ func forWorkerChunks(nchunks, workers int, fn func(w, i int)) {
 // linking to it, plus d times its share of the score of dangling nodes
 // (no out-edge), spread uniformly. It starts from the uniform vector and
 // stops when the L1 change of an iteration is below p.Tolerance or after
-// p.MaxIterations iterations. The scores are scaled to sum to exactly 1 up
-// to rounding. ctx is checked between iterations.
+// p.MaxIterations iterations. On a graph where the change shrinks slowly
+// and steadily it jumps ahead now and then (extrapolate.go). The scores
+// are scaled to sum to exactly 1 up to rounding. ctx is checked between
+// iterations.
 func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 	p, err := p.withDefaults()
 	if err != nil {
@@ -195,7 +200,36 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 	})
 	dangling := sumInOrder(dangs)
 
+	// rescale scales x to sum to 1 and sets the shares the next iteration
+	// reads (float32 or float64, as narrow says) from it; widen: the
+	// shares were float32 and are now float64, so both vectors' old bits
+	// are cleared first. It returns the dangling mass.
+	rescale := func(widen bool) float64 {
+		inv := 1 / sumScores(x, bounds, diffs, p.Workers)
+		forChunks(nchunks, p.Workers, func(c int) {
+			dang := 0.0
+			for v := bounds[c]; v < bounds[c+1]; v++ {
+				xv := x[v] * inv
+				x[v] = xv
+				if widen {
+					contrib[v], nextContrib[v] = 0, 0
+				}
+				switch od := g.OutDegree[v]; {
+				case od == 0:
+					dang += xv
+				case narrow:
+					contrib32[v] = float32(xv * (1 / float64(od)))
+				default:
+					contrib[v] = xv * (1 / float64(od))
+				}
+			}
+			dangs[c] = dang
+		})
+		return sumInOrder(dangs)
+	}
+
 	res := Result{}
+	var ex extrapolator
 	for res.Iterations < p.MaxIterations {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -214,10 +248,14 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 			contrib, nextContrib = nextContrib, contrib
 		}
 		dangling = sumInOrder(dangs)
+		prev := res.Residual
 		res.Residual = sumInOrder(diffs)
 		res.Iterations++
 		if res.Residual < p.Tolerance {
 			break
+		}
+		if ex.after(res.Iterations, res.Residual, prev, x, bounds, p.Workers) {
+			dangling = rescale(false)
 		}
 		if narrow && res.Residual < narrowUntil {
 			// On in float64, from the scores (kept in float64 all along),
@@ -227,25 +265,12 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 			// graph's rate: a third or so on host graphs). Then the shares
 			// again, at full precision, over the float32 ones.
 			narrow = false
-			inv := 1 / sumScores(x, bounds, diffs, p.Workers)
-			forChunks(nchunks, p.Workers, func(c int) {
-				dang := 0.0
-				for v := bounds[c]; v < bounds[c+1]; v++ {
-					xv := x[v] * inv
-					x[v] = xv
-					contrib[v], nextContrib[v] = 0, 0
-					if od := g.OutDegree[v]; od > 0 {
-						contrib[v] = xv * (1 / float64(od))
-					} else {
-						dang += xv
-					}
-				}
-				dangs[c] = dang
-			})
-			dangling = sumInOrder(dangs)
+			dangling = rescale(true)
+			ex.restart()
 		}
 	}
-	contrib, nextContrib, contrib32, nextContrib32 = nil, nil, nil, nil
+	contrib, nextContrib, contrib32, nextContrib32, ex.hist = nil, nil, nil, nil, nil
+	res.Extrapolations = ex.count
 
 	// Scale to sum to 1 (igraph does too): the iteration keeps the sum at
 	// 1 only up to rounding.

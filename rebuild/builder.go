@@ -344,6 +344,7 @@ func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
 	b.graph, b.order = g, order
 	b.scores, b.ranks = scores, ranks
 	b.rankInfo.Iterations = res.Iterations
+	b.rankInfo.Extrapolations = res.Extrapolations
 	b.rankInfo.Residual = res.Residual
 	for _, r := range b.ranks {
 		if r > 0 {
@@ -351,7 +352,7 @@ func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
 		}
 	}
 	b.log.Info("ranks computed", "domains", n, "ranked", b.rankInfo.Ranked,
-		"iterations", res.Iterations, "residual", res.Residual)
+		"iterations", res.Iterations, "extrapolations", res.Extrapolations, "residual", res.Residual)
 	return int64(n), nil
 }
 

@@ -54,7 +54,8 @@ An edge file of ids (integer columns src_id and dst_id, and nofollow, as
 a snapshot's edges.parquet has: sorted by (src_id, dst_id), each pair
 once, no self-loop) is ranked streamed, in two passes over the file, with
 no edge list and no names in memory: 4 bytes an edge and 32 a domain at
-the peak (PageRank), plus fixed buffers. Files with only id columns are read so; --ids reads the ids of a
+the peak (PageRank; 40 a domain on a graph that converges slowly enough
+for it to extrapolate), plus fixed buffers. Files with only id columns are read so; --ids reads the ids of a
 file that has names too. Domains are the ids 0 to the largest; OUT has id
 in place of domain (ties and unranked rows by id). A file that breaks the
 contract (out of order, repeated pair, self-loop, negative id) is refused
@@ -74,7 +75,7 @@ with the row.
   rank --top N: {"snapshot": ID, "as_of": T, "top": [{"rank", "domain",
     "score", "prev_rank", "move", "in_domains", "out_domains", "tier"}]}
   rank --edges: {"domains", "rows", "followed_edges", "ranked",
-    "iterations", "residual", "out"}
+    "iterations", "extrapolations", "residual", "out"}
 Times are RFC 3339 UTC.`,
 		Example: `  mapthenet rank example.com
   mapthenet rank https://www.example.co.uk/page blog.example.org --json
@@ -163,7 +164,7 @@ func (a *app) rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 	if fl.JSON {
 		return writeJSONDoc(w, map[string]any{
 			"domains": sum.Domains, "rows": sum.Rows, "followed_edges": sum.FollowedEdges, "ranked": sum.Ranked,
-			"iterations": sum.Iterations, "residual": sum.Residual, "out": fl.Out,
+			"iterations": sum.Iterations, "extrapolations": sum.Extrapolations, "residual": sum.Residual, "out": fl.Out,
 		})
 	}
 	total := 0.0
@@ -172,7 +173,7 @@ func (a *app) rankEdgeFile(cmd *cobra.Command, fl rankFlags) error {
 	}
 	fmt.Fprintf(w, "ranked %s → %s in %.2fs\n", fl.Edges, fl.Out, total)
 	fmt.Fprintf(w, "  %d edge rows, %d followed edges, %d domains, %d ranked\n", sum.Rows, sum.FollowedEdges, sum.Domains, sum.Ranked)
-	fmt.Fprintf(w, "  PageRank: %d iterations, residual %.3g\n", sum.Iterations, sum.Residual)
+	printPageRank(w, sum.Iterations, sum.Extrapolations, sum.Residual)
 	return nil
 }
 
@@ -311,4 +312,14 @@ func writeJSONDoc(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printPageRank writes the PageRank line of rank --edges's and rebuild's
+// reports.
+func printPageRank(w io.Writer, iterations, extrapolations int, residual float64) {
+	fmt.Fprintf(w, "  PageRank: %d iterations, residual %.3g", iterations, residual)
+	if extrapolations > 0 {
+		fmt.Fprintf(w, ", %d extrapolations", extrapolations)
+	}
+	fmt.Fprintln(w)
 }

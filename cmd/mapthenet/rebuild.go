@@ -293,7 +293,7 @@ func printRebuildSummary(w io.Writer, m *data.Manifest, dir string, st snapshot.
 	fmt.Fprintf(w, "  %d domains, %d ranked; %d edges; %d link words; %d visits; %d scheduled\n",
 		m.Counts[data.DomainsFile], m.Rank.Ranked, m.Counts[data.EdgesFile], m.Counts[data.LinkWordsFile],
 		m.Counts[data.VisitsFile], m.Counts[data.ScheduleFile])
-	fmt.Fprintf(w, "  PageRank: %d iterations, residual %.3g\n", m.Rank.Iterations, m.Rank.Residual)
+	printPageRank(w, m.Rank.Iterations, m.Rank.Extrapolations, m.Rank.Residual)
 	var parts []string
 	for _, s := range m.Stages {
 		parts = append(parts, fmt.Sprintf("%s %.2fs", s.Stage, s.Seconds))

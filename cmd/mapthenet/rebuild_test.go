@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mapthenet/mapthenet/data"
 	"github.com/mapthenet/mapthenet/graph"
+	"github.com/mapthenet/mapthenet/graphgen"
 	"github.com/mapthenet/mapthenet/snapshot"
 )
 
@@ -104,5 +106,37 @@ func TestRankEdgeFileCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRankEdgeFileReportsExtrapolations: on a graph with rank sinks
+// (graphgen's SinkShare), rank --edges says how many times PageRank
+// extrapolated, in its text and in its JSON, and still meets the
+// stopping rule.
+func TestRankEdgeFileReportsExtrapolations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "edges.parquet")
+	g, err := graphgen.New(graphgen.Config{Domains: 20_000, Edges: 150_000, Seed: 1, SinkShare: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WriteEdgesParquet(in); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runIn(t, dir, "rank", "--edges", in, "--out", filepath.Join(dir, "a.parquet"))
+	if code != 0 || !strings.Contains(stdout, " extrapolations\n") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
+	}
+	code, stdout, errOut = runIn(t, dir, "rank", "--edges", in, "--out", filepath.Join(dir, "b.parquet"), "--json")
+	var doc struct {
+		Iterations, Extrapolations int
+		Residual                   float64
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
+	}
+	if doc.Extrapolations == 0 || doc.Residual >= 1e-9 || doc.Iterations >= 100 {
+		t.Errorf("%+v: want extrapolations and a residual below 1e-9 within 100 iterations", doc)
 	}
 }
