@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mapthenet/mapthenet/internal/parallel"
+	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
 // CSR is a directed graph of N nodes stored by in-edges: In(v) lists the
@@ -77,31 +78,35 @@ func (g *CSR) checkSources(workers int) error {
 // contiguous share of the edges, so the placement is the sequential one),
 // then a sort and dedupe of each node's sources.
 func BuildCSR(n uint32, src, dst []uint32, workers int) (*CSR, error) {
-	return buildCSR(n, src, dst, nil, workers)
-}
-
-// buildCSR is BuildCSR of the edges perm[src[i]]→perm[dst[i]] when perm
-// is not nil: src and dst hold ids below len(perm), which perm maps to
-// the graph's n nodes (ids that no edge names may map anywhere). The
-// edges are counted by their own ids and placed under their mapped
-// targets, so mapping costs a lookup of perm for each source (edge files
-// list a source's edges together: the same lookup, in cache) and for
-// each id, not for each target.
-func buildCSR(n uint32, src, dst, perm []uint32, workers int) (*CSR, error) {
 	if len(src) != len(dst) {
 		return nil, fmt.Errorf("rank: %d sources but %d targets", len(src), len(dst))
 	}
+	return buildCSR(n, edgefile.RunsOf(src), dst, nil, workers)
+}
+
+// buildCSR is BuildCSR of the edges whose sources are runs (row i's
+// source src[i]: see edgefile.Run) and whose targets are dst, mapped by
+// perm (perm[src[i]]→perm[dst[i]]) when perm is not nil: the edges then
+// hold ids below len(perm), which perm maps to the graph's n nodes (ids
+// that no edge names may map anywhere). The edges are counted by their
+// own ids and placed under their mapped targets, so mapping costs a
+// lookup of perm for each run and for each id, not for each edge.
+func buildCSR(n uint32, runs []edgefile.Run, dst, perm []uint32, workers int) (*CSR, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	m := len(src)
-	ids := n // the ids src and dst hold
+	m := len(dst)
+	ids := n // the ids the edges hold
 	if perm != nil {
 		ids = uint32(len(perm))
 	}
 	// Small inputs are not worth the per-worker count arrays; a part's
 	// counts are 32-bit, so no part holds 2³² edges.
 	parts := max(1, min(workers, m/parallelMinEdges), (m+math.MaxUint32-1)/math.MaxUint32)
+	cut, err := cutRuns(runs, m, parts)
+	if err != nil {
+		return nil, err
+	}
 
 	// Sources first, while the memory the caller's earlier stages freed
 	// (rank --edges: the name table, the renumbering's buffers) is still
@@ -113,21 +118,23 @@ func buildCSR(n uint32, src, dst, perm []uint32, workers int) (*CSR, error) {
 	// Pass 1: per-part in-degree counts (self-loops excluded) and id check.
 	counts := make([][]uint32, parts)
 	errs := make([]error, parts)
-	span := func(k int) (int, int) { return k * m / parts, (k + 1) * m / parts }
 	parallel.Run(parts, func(k int) {
 		c := makeLarge[uint32](int(ids), int(max(ids, n))+1) // n+1: dedupe's scratch later
-		lo, hi := span(k)
-		for i := lo; i < hi; i++ {
-			s, t := src[i], dst[i]
-			if s >= ids || t >= ids {
-				errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", i, s, t, int64(ids)-1)
-				return
-			}
-			if s != t {
-				c[t]++
-			}
-		}
 		counts[k] = c
+		p := cut[k]
+		for r, row := p.first, p.lo; row < p.hi; r++ {
+			next, s := p.stop(runs, r, row), runs[r].ID
+			for i, t := range dst[row:next] {
+				if s >= ids || t >= ids {
+					errs[k] = fmt.Errorf("rank: edge %d (%d→%d) names a node outside 0..%d", row+i, s, t, int64(ids)-1)
+					return
+				}
+				if s != t {
+					c[t]++
+				}
+			}
+			row = next
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -164,8 +171,7 @@ func buildCSR(n uint32, src, dst, perm []uint32, workers int) (*CSR, error) {
 	// Pass 2: place every source under its target.
 	abs := absoluteCursors(g, counts, perm)
 	parallel.Run(parts, func(k int) {
-		lo, hi := span(k)
-		placeEdges(g, counts[k], abs, src[lo:hi], dst[lo:hi], perm)
+		placeEdges(g, counts[k], abs, runs, dst, cut[k], perm)
 	})
 	// The cursors are spent: their memory is dedupe's and countOut's
 	// scratch (hundreds of MB a graph of millions of nodes would
@@ -203,37 +209,54 @@ func absoluteCursors(g *CSR, cursor [][]uint32, perm []uint32) bool {
 	return true
 }
 
-// placeEdges writes the edges src[i]→dst[i] (self-loops skipped) under
-// their targets from the cursors cur (advanced as it goes; abs: as made by
-// absoluteCursors), the ids mapped by perm when it is not nil.
-func placeEdges(g *CSR, cur []uint32, abs bool, src, dst, perm []uint32) {
+// placeEdges writes the edges of part p (sources runs, targets dst;
+// self-loops skipped) under their targets from the cursors cur (advanced
+// as it goes; abs: as made by absoluteCursors), the ids mapped by perm
+// when it is not nil.
+func placeEdges(g *CSR, cur []uint32, abs bool, runs []edgefile.Run, dst []uint32, p runPart, perm []uint32) {
 	out := g.Sources
-	dst = dst[:len(src)]
 	switch {
 	case abs && perm == nil:
-		for i, s := range src {
-			if t := dst[i]; s != t {
-				out[cur[t]] = s
-				cur[t]++
+		for r, row := p.first, p.lo; row < p.hi; r++ {
+			next, s := p.stop(runs, r, row), runs[r].ID
+			for _, t := range dst[row:next] {
+				if s != t {
+					out[cur[t]] = s
+					cur[t]++
+				}
 			}
+			row = next
 		}
 	case abs:
-		for i, s := range src {
-			if t := dst[i]; s != t {
-				out[cur[t]] = perm[s]
-				cur[t]++
+		for r, row := p.first, p.lo; row < p.hi; r++ {
+			next, s := p.stop(runs, r, row), runs[r].ID
+			ms := perm[s]
+			for _, t := range dst[row:next] {
+				if s != t {
+					out[cur[t]] = ms
+					cur[t]++
+				}
 			}
+			row = next
 		}
 	default:
-		for i, s := range src {
-			if t := dst[i]; s != t {
-				v := t
-				if perm != nil {
-					s, v = perm[s], perm[t]
-				}
-				out[g.offsets.start(v)+uint64(cur[t])] = s
-				cur[t]++
+		for r, row := p.first, p.lo; row < p.hi; r++ {
+			next, s := p.stop(runs, r, row), runs[r].ID
+			ms := s
+			if perm != nil {
+				ms = perm[s]
 			}
+			for _, t := range dst[row:next] {
+				if s != t {
+					v := t
+					if perm != nil {
+						v = perm[t]
+					}
+					out[g.offsets.start(v)+uint64(cur[t])] = ms
+					cur[t]++
+				}
+			}
+			row = next
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/mapthenet/mapthenet/rank/edgefile"
@@ -144,21 +145,31 @@ func TestBuildCSRMapped(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range []int{1, 2, 3, 8} {
-			r.Shuffle(len(src), func(i, j int) {
-				src[i], src[j] = src[j], src[i]
-				dst[i], dst[j] = dst[j], dst[i]
-			})
-			g, err := buildCSR(n, src, dst, perm, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equalCSR(g, want) {
-				t.Fatalf("offset bits %d, workers %d: CSR differs from the mapped edges'", bits, w)
+			// Shuffled (runs of one edge, mostly), then grouped by
+			// source (long runs, which the parts cut).
+			for _, grouped := range []bool{false, true} {
+				r.Shuffle(len(src), func(i, j int) {
+					src[i], src[j] = src[j], src[i]
+					dst[i], dst[j] = dst[j], dst[i]
+				})
+				if grouped {
+					sort.Stable(byFirst{src, dst})
+				}
+				g, err := buildCSR(n, edgefile.RunsOf(src), dst, perm, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalCSR(g, want) {
+					t.Fatalf("offset bits %d, workers %d, grouped %v: CSR differs from the mapped edges'", bits, w, grouped)
+				}
 			}
 		}
 	}
-	if _, err := buildCSR(n, []uint32{0, n + 100}, []uint32{1, 2}, perm, 1); err == nil {
+	if _, err := buildCSR(n, edgefile.RunsOf([]uint32{0, n + 100}), []uint32{1, 2}, perm, 1); err == nil {
 		t.Error("an id past perm: no error")
+	}
+	if _, err := buildCSR(n, []edgefile.Run{{ID: 0, N: 3}}, []uint32{1, 2}, perm, 1); err == nil {
+		t.Error("runs of 3 rows for 2 targets: no error")
 	}
 }
 
@@ -244,7 +255,7 @@ func TestRenumber(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				renumbered, perm := renumber(in, s, workers)
+				renumbered, perm := renumber(in, edgefile.RunsOf(s), workers)
 				for i := range s {
 					s[i], d[i] = perm[s[i]], perm[d[i]]
 				}
@@ -350,4 +361,14 @@ func TestOffsetsPast32Bits(t *testing.T) {
 	if !slices.Equal(res.Scores, refScores.Scores) {
 		t.Error("offsetBits 7: scores differ")
 	}
+}
+
+// byFirst sorts edges (a, b pairs) by a.
+type byFirst struct{ a, b []uint32 }
+
+func (e byFirst) Len() int           { return len(e.a) }
+func (e byFirst) Less(i, j int) bool { return e.a[i] < e.a[j] }
+func (e byFirst) Swap(i, j int) {
+	e.a[i], e.a[j] = e.a[j], e.a[i]
+	e.b[i], e.b[j] = e.b[j], e.b[i]
 }

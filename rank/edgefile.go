@@ -78,17 +78,17 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	sum.Domains = el.Names.Len()
 	sum.Rows, sum.NameBytes = el.Rows, el.NameBytes
 	stage(StageRead, el.Rows)
-	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Src),
+	logger.Info("read edge file", "file", inPath, "rows", el.Rows, "domains", sum.Domains, "followed_rows", len(el.Dst),
 		"name_table_mib", math.Round(float64(el.NameBytes)/(1<<20)), "name_table_bytes_per_domain", math.Round(float64(el.NameBytes)/float64(max(sum.Domains, 1))))
 
-	edges := len(el.Src)
+	edges := len(el.Dst)
 	collect(edges) // the name table
-	names, perm := renumber(el.Names, el.Src, p.Workers)
+	names, perm := renumber(el.Names, el.Runs, p.Workers)
 	el.Names = nil
 	collect(edges) // the renumbering's keys and the names' references by reader
 	stage(StageRenumber, int64(names.Len()))
 
-	g, err := buildCSR(uint32(names.Len()), el.Src, el.Dst, perm, p.Workers)
+	g, err := buildCSR(uint32(names.Len()), el.Runs, el.Dst, perm, p.Workers)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -194,8 +194,8 @@ func LoadEdgeFile(ctx context.Context, path string, workers int) (*EdgeGraph, er
 	if err != nil {
 		return nil, err
 	}
-	names, perm := renumber(el.Names, el.Src, workers)
-	g, err := buildCSR(uint32(names.Len()), el.Src, el.Dst, perm, workers)
+	names, perm := renumber(el.Names, el.Runs, workers)
+	g, err := buildCSR(uint32(names.Len()), el.Runs, el.Dst, perm, workers)
 	if err != nil {
 		return nil, err
 	}

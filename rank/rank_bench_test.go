@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mapthenet/mapthenet/graphgen"
+	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
 // benchGraph is graphgen's S graph (100k domains, 1M edges) as id pairs,
@@ -47,6 +48,22 @@ func BenchmarkBuildCSR(b *testing.B) {
 	b.SetBytes(int64(len(pairs[0]) * 8))
 	for b.Loop() {
 		if _, err := BuildCSR(100_000, pairs[0], pairs[1], 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildCSRFromRuns is BenchmarkBuildCSR from the sources' runs,
+// as rank --edges builds (BuildCSR finds the runs of its sources first).
+func BenchmarkBuildCSRFromRuns(b *testing.B) {
+	pairs, err := benchGraph()
+	if err != nil {
+		b.Fatal(err)
+	}
+	runs := edgefile.RunsOf(pairs[0])
+	b.SetBytes(int64(len(pairs[0]) * 8))
+	for b.Loop() {
+		if _, err := buildCSR(100_000, runs, pairs[1], nil, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

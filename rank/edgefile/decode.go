@@ -16,11 +16,12 @@ import (
 // The readers read the pages of the edge columns with parquet-go and
 // intern their names as they go, each page while it is in cache. The
 // work is cut into column chunks: a reader takes the src chunk or the
-// dst chunk (with nofollow) of a row group at a time, in file order, and
-// writes the ids of its rows at their row numbers in the edge arrays, so
-// that the two columns of a row group may be read at once by two cores
-// (a file of one row group keeps two busy) and nothing has to line them
-// up afterwards. A plain page's names are hashed and looked up in groups
+// dst chunk (with nofollow) of a row group at a time, in file order: a
+// dst chunk's target ids go at their row numbers in the target array, a
+// src chunk's source ids become the row group's runs (see Run), so that
+// the two columns of a row group may be read at once by two cores (a file
+// of one row group keeps two busy) and nothing has to line them up
+// afterwards. A plain page's names are hashed and looked up in groups
 // (the next group's table slots prefetched, so that their cache misses
 // overlap the lookups of this one: table.prefetch); a
 // dictionary-encoded page's names are indexes into its column chunk's
@@ -37,6 +38,7 @@ type readState struct {
 	cols     edgeCols
 	firstRow []int64 // row group rg is rows firstRow[rg]..firstRow[rg+1]-1
 	t        *table
+	runs     [][]Run      // by row group: its sources, written by the reader of its src chunk
 	next     atomic.Int64 // the next chunk to read: 2*rg (src) or 2*rg+1 (dst)
 	done     atomic.Int64 // rows whose dst (and nofollow) are read, for progress
 	failed   atomic.Bool
@@ -56,14 +58,16 @@ type reader struct {
 	nm     *names
 	maxDef [2]byte // of src and dst
 	hashes [window]uint64
-	runs   []int // sources' runs of equal names (window at most)
-	sink   uint32
-	prev   []byte // src: the last name interned, and its id
-	prevID uint32
-	dict   parquet.Dictionary // the dictionary dictIDs are the ids of
-	dictID []uint32
-	vals   []parquet.Value
-	bools  []bool
+	starts []int // the first rows of a window's runs of equal source names
+	// srcRuns are the runs of the src chunk being read.
+	srcRuns []Run
+	sink    uint32
+	prev    []byte // src: the last name interned, and its id
+	prevID  uint32
+	dict    parquet.Dictionary // the dictionary dictIDs are the ids of
+	dictID  []uint32
+	vals    []parquet.Value
+	bools   []bool
 }
 
 // run reads chunks until none are left. Each reader opens the file on its
@@ -134,7 +138,7 @@ func (r *reader) chunk(rg, c int, g parquet.RowGroup) error {
 	}
 	pages := chunks[idx[c]].Pages()
 	defer pages.Close()
-	r.dict, r.prev = nil, r.prev[:0]
+	r.dict, r.prev, r.srcRuns = nil, r.prev[:0], nil
 	for read := int64(0); read < rows; {
 		if err := r.st.ctx.Err(); err != nil {
 			return err
@@ -155,6 +159,9 @@ func (r *reader) chunk(rg, c int, g parquet.RowGroup) error {
 				return err
 			}
 		}
+	}
+	if c == 0 {
+		r.st.runs[rg], r.srcRuns = r.srcRuns, nil
 	}
 	if c == 1 && idx[2] >= 0 {
 		return r.nofollowChunk(chunks[idx[2]], first, rows)
@@ -248,26 +255,24 @@ func (p nameRun) name(i int) string {
 func emptyNameError(row int64) error { return fmt.Errorf("row %d: empty domain name", row) }
 
 // sources interns the src names lo..hi-1 of a page whose name 0 is at
-// file row first. Edge files are often grouped by source, so a name equal
-// to the one before it takes its id without a lookup; the first name of
-// each run is looked up as targets does (hashed, its slot prefetched a
-// group ahead, then looked up), because a new source is most often a new name
-// and its slot a cache miss.
+// file row first, and appends their runs to srcRuns. Edge files are
+// often grouped by source, so a name equal to the one before it takes its
+// id without a lookup; the first name of each run is looked up as targets
+// does (hashed, its slot prefetched a group ahead, then looked up),
+// because a new source is most often a new name and its slot a cache
+// miss.
 func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 	t := r.st.t
 	t.enter()
 	defer t.exit(r.nm)
-	out := t.src[first:]
 	// The runs of equal names: runs[k] is the first row of run k.
-	runs, hs := r.runs[:0], r.hashes[:0]
+	runs, hs := r.starts[:0], r.hashes[:0]
 	prev := unsafe.String(unsafe.SliceData(r.prev), len(r.prev))
 	i := lo
-	for ; i < hi && len(prev) > 0; i++ { // the run the last window ended in
-		if p.name(i) != prev {
-			break
-		}
-		out[i] = r.prevID
+	for i < hi && len(prev) > 0 && p.name(i) == prev { // the run the last window ended in
+		i++
 	}
+	r.srcRuns = appendRun(r.srcRuns, r.prevID, i-lo)
 	for ; i < hi; i++ {
 		s := p.name(i)
 		if len(runs) > 0 && s == prev {
@@ -280,7 +285,7 @@ func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 		hs = append(hs, t.hash(s))
 		prev = s
 	}
-	r.runs = runs
+	r.starts = runs
 	if len(runs) == 0 {
 		return nil
 	}
@@ -297,9 +302,7 @@ func (r *reader) sources(p nameRun, lo, hi int, first int64) error {
 			if k+1 < len(runs) {
 				stop = runs[k+1]
 			}
-			for j := runs[k]; j < stop; j++ {
-				out[j] = id
-			}
+			r.srcRuns = appendRun(r.srcRuns, id, stop-runs[k])
 			r.prevID = id
 		}
 	}
@@ -395,15 +398,13 @@ func (r *reader) dictionaryWindow(p nameRun, lo, hi int) error {
 }
 
 // dictRows writes the ids of a dictionary-encoded page's rows, of
-// dictionary indexes idx, from file row first.
+// dictionary indexes idx, from file row first: targets into the target
+// array, sources as runs.
 func (r *reader) dictRows(c int, idx []int32, first int64) error {
 	t := r.st.t
-	t.mu.RLock() // the edge arrays may grow
+	t.mu.RLock() // the target array may grow
 	defer t.mu.RUnlock()
-	out := t.src[first:]
-	if c == 1 {
-		out = t.dst[first:]
-	}
+	out := t.dst[first:]
 	ids := r.dictID
 	for i, x := range idx {
 		if x < 0 || int(x) >= len(ids) {
@@ -413,7 +414,11 @@ func (r *reader) dictRows(c int, idx []int32, first int64) error {
 		if id == emptyName {
 			return emptyNameError(first + int64(i))
 		}
-		out[i] = id
+		if c == 0 {
+			r.srcRuns = appendRun(r.srcRuns, id, 1)
+		} else {
+			out[i] = id
+		}
 	}
 	return nil
 }

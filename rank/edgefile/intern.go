@@ -37,10 +37,10 @@ type table struct {
 	mask    uint64
 	seed    maphash.Seed
 	readers []*names // by reader index: the names each added
-	// edges are the edge arrays the readers fill (see Read): here because
-	// they grow under mu too.
-	src, dst []uint32
-	rows     int64 // the file's rows: the edge arrays never grow past it
+	// dst is the target array the readers fill (see Read): here because
+	// it grows under mu too.
+	dst  []uint32
+	rows int64 // the file's rows: dst never grows past it
 }
 
 type slot struct {
@@ -153,23 +153,22 @@ func (t *table) grow() {
 	}
 }
 
-// reserveRows makes sure the edge arrays hold the rows below end, growing
-// them (under the write lock) when the footer's row count was not
+// reserveRows makes sure the target array holds the rows below end,
+// growing it (under the write lock) when the footer's row count was not
 // trusted in full (see Read).
 func (t *table) reserveRows(end int64) {
 	t.mu.RLock()
-	ok := int64(len(t.src)) >= end
+	ok := int64(len(t.dst)) >= end
 	t.mu.RUnlock()
 	if ok {
 		return
 	}
 	t.mu.Lock()
-	if have := int64(len(t.src)); have < end {
+	if have := int64(len(t.dst)); have < end {
 		n := int(min(t.rows, max(end, 2*have)))
-		src, dst := makeLarge[uint32](n, n), makeLarge[uint32](n, n)
-		copy(src, t.src)
+		dst := makeLarge[uint32](n, n)
 		copy(dst, t.dst)
-		t.src, t.dst = src, dst
+		t.dst = dst
 	}
 	t.mu.Unlock()
 }

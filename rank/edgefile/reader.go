@@ -14,23 +14,26 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
-
-	"github.com/mapthenet/mapthenet/internal/parallel"
 )
 
 // Edges is an edge file read into memory: the names, in parts by reader
-// (see Names), and the followed, non-self-loop edges as pairs of their
-// ids, in no fixed order.
+// (see Names), and the followed, non-self-loop edges, in no fixed order:
+// Dst their targets' ids, Runs their sources' (Runs[0].N edges from
+// Runs[0].ID, then Runs[1].N from Runs[1].ID, and so on: see Run).
 type Edges struct {
 	Names     *Names
-	Src, Dst  []uint32
+	Runs      []Run
+	Dst       []uint32
 	Rows      int64 // rows read, nofollow and self-loops included
 	NameBytes int64 // the memory of the name table: its slots, the names' references and bytes
 }
 
 // Memory the names path needs, for Fit's check and --help: the edge list
 // and the graph of followed edges (24 bytes a row at the peak, when the
-// graph is built beside the edge list) and a name (its slot in the
+// graph is built beside the edge list, a bound: targets 4, sources 4 in
+// the graph, and the edge list's runs of sources, 8 bytes a run, under a
+// byte a row in a file grouped by source, 8 in a file in no order) and a
+// name (its slot in the
 // intern table, 32 bytes at 35 to 70% full, its reference and bytes,
 // about 90 bytes a name with the table, then the renumbering's keys and
 // sort buffer, 40 more).
@@ -134,14 +137,15 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 	if rows == 0 {
 		return &Edges{Names: t.names()}, nil
 	}
-	// The edge arrays hold each row's ids at its row number. The footer's
-	// row count is trusted up front only as far as the file's size makes
-	// it plausible (a damaged footer must not make us allocate gigabytes);
-	// past that the arrays grow as the row groups are reached.
+	// The target array holds each row's target id at its row number. The
+	// footer's row count is trusted up front only as far as the file's
+	// size makes it plausible (a damaged footer must not make us allocate
+	// gigabytes); past that the array grows as the row groups are reached.
+	// The sources are kept as runs, by row group.
 	alloc := int(min(rows, 16*fi.Size()+1<<16))
-	t.src, t.dst = makeLarge[uint32](alloc, alloc), makeLarge[uint32](alloc, alloc)
+	t.dst = makeLarge[uint32](alloc, alloc)
 
-	st := &readState{ctx: ctx, path: path, cols: cols, firstRow: firstRow, t: t}
+	st := &readState{ctx: ctx, path: path, cols: cols, firstRow: firstRow, t: t, runs: make([][]Run, nrg)}
 	if o.MemoryLimit > 0 {
 		st.check = func() error { return fits(path, o.MemoryLimit, rows, t.count(), st.done.Load()) }
 	}
@@ -192,37 +196,22 @@ func Read(ctx context.Context, path string, o ReadOptions) (el *Edges, err error
 		progress(rows, rows)
 	}
 	el = &Edges{Names: t.names(), Rows: rows, NameBytes: t.bytes()}
-	el.Src, el.Dst = followed(t.src, t.dst, workers)
+	el.Runs, el.Dst = followed(joinRuns(st.runs), t.dst, workers)
 	return el, nil
 }
 
-// followed drops the rows that are no edge (nofollow or self-loop) from
-// the edge arrays, in place, and returns what is left. Each of up to
-// workers parts compacts its own stretch, then the stretches are moved
-// together.
-func followed(src, dst []uint32, workers int) ([]uint32, []uint32) {
-	m := len(src)
-	parts := max(1, min(workers, m/(1<<20)))
-	kept := make([]int, parts)
-	parallel.Run(parts, func(k int) {
-		lo, hi := k*m/parts, (k+1)*m/parts
-		w := lo
-		for i := lo; i < hi; i++ {
-			s, t := src[i], dst[i]
-			if t != NoEdge && s != t {
-				src[w], dst[w] = s, t
-				w++
-			}
-		}
-		kept[k] = w - lo
-	})
+// joinRuns is the row groups' runs in one slice, in order.
+func joinRuns(byGroup [][]Run) []Run {
 	n := 0
-	for k := range parts {
-		lo := k * m / parts
-		n += copy(src[n:], src[lo:lo+kept[k]])
-		copy(dst[n-kept[k]:], dst[lo:lo+kept[k]])
+	for _, runs := range byGroup {
+		n += len(runs)
 	}
-	return src[:n], dst[:n]
+	all := make([]Run, 0, n)
+	for i, runs := range byGroup {
+		all = append(all, runs...)
+		byGroup[i] = nil
+	}
+	return all
 }
 
 // fits returns ErrNamesTooBig, with what it would take, when rows rows

@@ -59,22 +59,22 @@ func TestReadRowByRow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %d workers: %v", enc, workers, err)
 			}
-			name := el.Names.Name
+			name, src := el.Names.Name, SourcesOf(el.Runs)
 			k := 0
 			for i, r := range want {
 				if r.Nofollow || r.Src == r.Dst {
 					continue
 				}
-				if k >= len(el.Src) {
-					t.Fatalf("%s, %d workers: %d edges, want more", enc, workers, len(el.Src))
+				if k >= len(src) {
+					t.Fatalf("%s, %d workers: %d edges, want more", enc, workers, len(src))
 				}
-				if s, d := name(el.Src[k]), name(el.Dst[k]); s != r.Src || d != r.Dst {
+				if s, d := name(src[k]), name(el.Dst[k]); s != r.Src || d != r.Dst {
 					t.Fatalf("%s, %d workers: edge %d (row %d) is %s -> %s, want %s -> %s", enc, workers, k, i, s, d, r.Src, r.Dst)
 				}
 				k++
 			}
-			if k != len(el.Src) || el.Rows != rows {
-				t.Errorf("%s, %d workers: %d edges of %d rows, want %d of %d", enc, workers, len(el.Src), el.Rows, k, rows)
+			if k != len(src) || el.Rows != rows {
+				t.Errorf("%s, %d workers: %d edges of %d rows, want %d of %d", enc, workers, len(src), el.Rows, k, rows)
 			}
 		}
 	}
@@ -123,12 +123,12 @@ func TestReadSourceRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := el.Names.Name
-		if len(el.Src) != len(want) {
-			t.Fatalf("%d workers: %d edges, want %d", workers, len(el.Src), len(want))
+		name, src := el.Names.Name, SourcesOf(el.Runs)
+		if len(src) != len(want) {
+			t.Fatalf("%d workers: %d edges, want %d", workers, len(src), len(want))
 		}
 		for i, r := range want {
-			if s, d := name(el.Src[i]), name(el.Dst[i]); s != r.Src || d != r.Dst {
+			if s, d := name(src[i]), name(el.Dst[i]); s != r.Src || d != r.Dst {
 				t.Fatalf("%d workers: row %d is %s -> %s, want %s -> %s", workers, i, s, d, r.Src, r.Dst)
 			}
 		}
