@@ -112,12 +112,12 @@ func (e *extrapolator) after(it int, change, prev float64, x []float64, bounds [
 		if it-e.at < extrapolationSpans[e.span] {
 			break
 		}
-		rm := change / e.atChange
-		if !(rm > 0 && rm < 1) {
+		q := change / e.atChange
+		if !(q > 0 && q < 1) {
 			e.state, e.steady = watching, 0
 			break
 		}
-		e.extrapolate(rm, x, bounds, workers)
+		e.extrapolate(q, x, bounds, workers)
 		e.state, e.before = checking, ratio
 		return true
 	case checking:
@@ -159,16 +159,16 @@ func (e *extrapolator) snapshot(it int, change float64, x []float64, bounds []ui
 	e.state, e.at, e.atChange = armed, it, change
 }
 
-// extrapolate sets x to (x - rm·hist)/(1 - rm), node by node, and keeps
+// extrapolate sets x to (x - q·hist)/(1 - q), node by node, and keeps
 // the x it replaces in hist (to go back to). A node whose extrapolated
 // score would not be positive (a score falling fast from far above its
 // limit) keeps its score.
-func (e *extrapolator) extrapolate(rm float64, x []float64, bounds []uint32, workers int) {
-	hist, scale := e.hist, 1/(1-rm)
+func (e *extrapolator) extrapolate(q float64, x []float64, bounds []uint32, workers int) {
+	hist, scale := e.hist, 1/(1-q)
 	forChunks(len(bounds)-1, workers, func(c int) {
 		for v := bounds[c]; v < bounds[c+1]; v++ {
 			xv := x[v]
-			if y := (xv - rm*hist[v]) * scale; y > 0 {
+			if y := (xv - q*hist[v]) * scale; y > 0 {
 				x[v] = y
 			}
 			hist[v] = xv
