@@ -36,8 +36,9 @@ import "math"
 // iteration (from an extrapolated vector or not) changes the scores by
 // less than the tolerance in L1, so the bound on the error it gives
 // (d/(1-d) times the change) holds as before. Extrapolation starts only
-// when two successive ratios of changes are at least minExtrapolationRate
-// and agree within a tenth: graphgen's graphs never start it, so their
+// when three successive ratios of changes (an iteration's change over the
+// one before's) are at least minExtrapolationRate, each within a tenth of
+// the one before it: graphgen's graphs never start it, so their
 // scores are the same bit for bit. An extrapolation is judged by the next
 // iteration: if that changes the scores by a larger share than the
 // iteration before the extrapolation did, x goes back to the scores before

@@ -153,7 +153,7 @@ func TestNoExtrapolationOnFastGraphs(t *testing.T) {
 }
 
 // TestExtrapolatorDecisions drives the extrapolator with made-up changes
-// (x is one node, whose value is what is extrapolated): it arms after two
+// (x is one node, whose value is what is extrapolated): it arms after three
 // steady ratios of at least minExtrapolationRate, extrapolates a span
 // later with the ratio measured over the span, keeps an extrapolation the
 // next iteration improves on, and goes back to the scores before one that
@@ -179,7 +179,7 @@ func TestExtrapolatorDecisions(t *testing.T) {
 		}},
 		{"slow and steady: extrapolate, keep, arm again", []step{
 			{1, 1, false, 1, watching}, {0.8, 1, false, 1, watching}, {0.64, 1, false, 1, watching},
-			{0.512, 2, false, 2, armed}, // two steady ratios: hist = 2
+			{0.512, 2, false, 2, armed}, // three steady ratios (0.8 thrice): hist = 2
 			{0.4096, 2, false, 2, armed},
 			// r^2 = 0.32768/0.512 = 0.64: (3 - 0.64·2)/0.36
 			{0.32768, 3, true, (3 - 0.64*2) / 0.36, checking},

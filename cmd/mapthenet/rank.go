@@ -55,11 +55,11 @@ a snapshot's edges.parquet has: sorted by (src_id, dst_id), each pair
 once, no self-loop) is ranked streamed, in two passes over the file, with
 no edge list and no names in memory: 4 bytes an edge and 32 a domain at
 the peak (PageRank; 40 a domain on a graph that converges slowly enough
-for it to extrapolate), plus fixed buffers. Files with only id columns are read so; --ids reads the ids of a
-file that has names too. Domains are the ids 0 to the largest; OUT has id
-in place of domain (ties and unranked rows by id). A file that breaks the
-contract (out of order, repeated pair, self-loop, negative id) is refused
-with the row.
+for it to extrapolate), plus fixed buffers. Files with only id columns
+are read so; --ids reads the ids of a file that has names too. Domains
+are the ids 0 to the largest; OUT has id in place of domain (ties and
+unranked rows by id). A file that breaks the contract (out of order,
+repeated pair, self-loop, negative id) is refused with the row.
 
 --json prints one JSON document instead of text:
   rank DOMAIN...: {"snapshot": ID, "as_of": T, "domains": [{"domain",
