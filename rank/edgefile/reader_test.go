@@ -59,7 +59,7 @@ func TestReadRowByRow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %d workers: %v", enc, workers, err)
 			}
-			name, src := el.Names.Name, SourcesOf(el.Runs)
+			name, src := el.Names.Name, sourcesOf(el.Runs)
 			k := 0
 			for i, r := range want {
 				if r.Nofollow || r.Src == r.Dst {
@@ -123,7 +123,7 @@ func TestReadSourceRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name, src := el.Names.Name, SourcesOf(el.Runs)
+		name, src := el.Names.Name, sourcesOf(el.Runs)
 		if len(src) != len(want) {
 			t.Fatalf("%d workers: %d edges, want %d", workers, len(src), len(want))
 		}

@@ -35,7 +35,8 @@ func appendRun(runs []Run, id uint32, n int) []Run {
 	return runs
 }
 
-// RunsOf is the runs of a list of sources, one a row.
+// RunsOf is the runs of a list of sources, one a row: counted first, then
+// made a run at a time (appendRun a row at a time cost 13 ns a row).
 func RunsOf(src []uint32) []Run {
 	n := min(len(src), 1)
 	for i := 1; i < len(src); i++ {
@@ -53,17 +54,6 @@ func RunsOf(src []uint32) []Run {
 		i = j
 	}
 	return runs
-}
-
-// SourcesOf is the sources of runs, one a row.
-func SourcesOf(runs []Run) []uint32 {
-	var src []uint32
-	for _, r := range runs {
-		for range r.N {
-			src = append(src, r.ID)
-		}
-	}
-	return src
 }
 
 // followed drops the rows that are no edge (nofollow or self-loop) from
@@ -87,7 +77,9 @@ func followed(runs []Run, dst []uint32, workers int) ([]Run, []uint32) {
 	row[parts] = at
 	keptRuns, keptRows := make([]int, parts), make([]int, parts)
 	parallel.Run(parts, func(k int) {
-		w, wr, i := row[k], cut[k], row[k]
+		// kept grows in place over the runs already read: it never holds
+		// more runs than have been read (appendRun adds at most one).
+		w, i, kept := row[k], row[k], runs[cut[k]:cut[k]]
 		for _, r := range runs[cut[k]:cut[k+1]] {
 			start := w
 			for _, t := range dst[i : i+int(r.N)] {
@@ -97,16 +89,9 @@ func followed(runs []Run, dst []uint32, workers int) ([]Run, []uint32) {
 				}
 			}
 			i += int(r.N)
-			if n := uint32(w - start); n > 0 {
-				if wr > cut[k] && runs[wr-1].ID == r.ID && runs[wr-1].N <= math.MaxUint32-n {
-					runs[wr-1].N += n
-				} else {
-					runs[wr] = Run{r.ID, n}
-					wr++
-				}
-			}
+			kept = appendRun(kept, r.ID, w-start)
 		}
-		keptRuns[k], keptRows[k] = wr-cut[k], w-row[k]
+		keptRuns[k], keptRows[k] = len(kept), w-row[k]
 	})
 	nr, nd := 0, 0
 	for k := range parts {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestAppendRun: equal sources lengthen the last run, up to 2³²-1 rows a
-// run; RunsOf and SourcesOf undo each other.
+// run; RunsOf and sourcesOf undo each other.
 func TestAppendRun(t *testing.T) {
 	runs := appendRun(nil, 7, 2)
 	runs = appendRun(runs, 7, 3)
@@ -27,8 +27,8 @@ func TestAppendRun(t *testing.T) {
 	if got := RunsOf(src); !slices.Equal(got, []Run{{3, 2}, {1, 3}, {3, 1}, {2, 1}}) {
 		t.Fatalf("RunsOf %v = %v", src, got)
 	}
-	if got := SourcesOf(RunsOf(src)); !slices.Equal(got, src) {
-		t.Fatalf("SourcesOf(RunsOf(%v)) = %v", src, got)
+	if got := sourcesOf(RunsOf(src)); !slices.Equal(got, src) {
+		t.Fatalf("sourcesOf(RunsOf(%v)) = %v", src, got)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestFollowed(t *testing.T) {
 		for _, workers := range []int{1, 2, 3, 8} {
 			t.Run(fmt.Sprintf("grouped %v workers %d", grouped, workers), func(t *testing.T) {
 				runs, d := followed(RunsOf(src), slices.Clone(dst), workers)
-				if got := SourcesOf(runs); !slices.Equal(got, wantSrc) || !slices.Equal(d, wantDst) {
+				if got := sourcesOf(runs); !slices.Equal(got, wantSrc) || !slices.Equal(d, wantDst) {
 					t.Fatalf("%d sources and %d targets kept, want %d", len(got), len(d), len(wantDst))
 				}
 				for i, run := range runs {
@@ -77,4 +77,15 @@ func TestFollowed(t *testing.T) {
 	if runs, d := followed(nil, nil, 2); len(runs) != 0 || len(d) != 0 {
 		t.Fatalf("no rows: %v, %v", runs, d)
 	}
+}
+
+// sourcesOf is the sources of runs, one a row.
+func sourcesOf(runs []Run) []uint32 {
+	var src []uint32
+	for _, r := range runs {
+		for range r.N {
+			src = append(src, r.ID)
+		}
+	}
+	return src
 }
