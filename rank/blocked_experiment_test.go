@@ -52,7 +52,7 @@ func TestBlockedIterationExperiment(t *testing.T) {
 		xs := slices.Clone(x)
 		start := time.Now()
 		forChunks(len(bounds)-1, 2, func(c int) {
-			iterateChunk(g, bounds[c], bounds[c+1], 0.1, 0.85, xs, contrib, next, make([]float64, 2*chunkCost))
+			iterateChunk(g, bounds[c], bounds[c+1], 0.1, 0.85, xs, contrib, next, make([]float64, 2*chunkCost), step{})
 		})
 		return time.Since(start)
 	}

@@ -422,10 +422,11 @@ func TestPageRankRefusesSourceOutsideGraph(t *testing.T) {
 
 // TestFloat32IterationsAgree: on a graph of 200,000 nodes, PageRank with its
 // first iterations in float32 (float32MinNodes lowered) takes some
-// iterations that way, then float64 ones, and ends within the stopping
-// rule's bound of the float64-only scores, in about as many iterations;
-// tolerances below float32's reach (1e-13) and above float32Until (1e-3)
-// are met too, ending on a float64 iteration.
+// iterations that way, then iterations on changes between full float64
+// ones, and ends within the stopping rule's bound of the float64-only
+// scores, in about as many iterations; tolerances below float32's reach
+// (1e-13) and above float32Until (1e-3) are met too, ending on a full
+// iteration.
 func TestFloat32IterationsAgree(t *testing.T) {
 	defer func(v int) { float32MinNodes = v }(float32MinNodes)
 	const n = 200_000
@@ -450,6 +451,21 @@ func TestFloat32IterationsAgree(t *testing.T) {
 			t.Fatalf("tolerance %g: float32 iterations %d of %d, and %d of %d with float32MinNodes above N", tol,
 				mixed.Float32Iterations, mixed.Iterations, wide.Float32Iterations, wide.Iterations)
 		}
+		// The iterations after the float32 ones gather changes, but for
+		// the first and the last (full ones).
+		if wide.ChangeIterations != 0 || mixed.ChangeIterations == 0 ||
+			mixed.Float32Iterations+mixed.ChangeIterations > mixed.Iterations-2 {
+			t.Fatalf("tolerance %g: %d float32 iterations and %d of changes of %d, and %d of changes with float32MinNodes above N", tol,
+				mixed.Float32Iterations, mixed.ChangeIterations, mixed.Iterations, wide.ChangeIterations)
+		}
+		// The last iteration was a full one: one more plain float64
+		// iteration from the scores changes them by less than the
+		// tolerance, as the one before the result did.
+		for _, res := range []Result{mixed, wide} {
+			if c := nextChange(g, res.Scores, 0.85); c >= tol {
+				t.Errorf("tolerance %g: one more iteration changes the scores by %g", tol, c)
+			}
+		}
 		if mixed.Residual >= tol || wide.Residual >= tol {
 			t.Fatalf("tolerance %g: residuals %g (mixed) and %g (float64)", tol, mixed.Residual, wide.Residual)
 		}
@@ -467,4 +483,25 @@ func TestFloat32IterationsAgree(t *testing.T) {
 		}
 		checkSumsToOne(t, mixed.Scores)
 	}
+}
+
+// nextChange is the L1 change of one plain power iteration, in float64,
+// from the scores x (summing to 1).
+func nextChange(g *CSR, x []float64, d float64) float64 {
+	n := float64(g.N)
+	dangling := 0.0
+	for v, o := range g.OutDegree {
+		if o == 0 {
+			dangling += x[v]
+		}
+	}
+	change := 0.0
+	for v := range g.N {
+		sum := 0.0
+		for _, u := range g.In(v) {
+			sum += x[u] / float64(g.OutDegree[u])
+		}
+		change += math.Abs((1-d)/n + d*dangling/n + d*sum - x[v])
+	}
+	return change
 }
