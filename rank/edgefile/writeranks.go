@@ -256,9 +256,19 @@ func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, fill rowFille
 	// doubling, each part was copied about twice over (a third of the
 	// write stage's CPU at L was memmove).
 	var biggest atomic.Int64
+	// Encoders are reused part after part: a new one's column buffers
+	// were fresh memory for every part.
+	idle := make(chan *partEncoder[T], workers+1)
 	err := parallel.Ordered(nparts, workers, workers+1, func(i int) ([]byte, error) {
+		var e *partEncoder[T]
+		select {
+		case e = <-idle:
+		default:
+			e = &partEncoder[T]{fill: fill}
+		}
 		lo := i * writePartRows
-		part, err := encodeRankPart(rows, lo, min(len(rows), lo+writePartRows), int(biggest.Load()), fill)
+		part, err := e.encode(rows, lo, min(len(rows), lo+writePartRows), int(biggest.Load()))
+		idle <- e // never blocks: at most workers+1 encoders exist
 		if n := int64(len(part)); n > biggest.Load() {
 			biggest.Store(n) // a race between two parts only costs a growth
 		}
@@ -281,23 +291,33 @@ func fillRankFile[T any](tmp *os.File, rows []uint32, workers int, fill rowFille
 	return w.Close()
 }
 
-// encodeRankPart encodes rows lo..hi-1 of the rank file as a Parquet file
-// in memory, in a buffer of sizeHint bytes and an eighth to begin with.
-func encodeRankPart[T any](rows []uint32, lo, hi, sizeHint int, fill rowFiller[T]) ([]byte, error) {
+// A partEncoder encodes parts of the rank file, one at a time.
+type partEncoder[T any] struct {
+	fill rowFiller[T]
+	w    *parquet.GenericWriter[T]
+	out  []T
+	c    rankColumns
+}
+
+// encode encodes rows lo..hi-1 of the rank file as a Parquet file in
+// memory, in a buffer of sizeHint bytes and an eighth to begin with.
+func (e *partEncoder[T]) encode(rows []uint32, lo, hi, sizeHint int) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(sizeHint + sizeHint/8)
-	w := parquet.NewGenericWriter[T](&buf, rankWriterOptions()...)
-	const batch = 8192
-	out := make([]T, batch)
-	var c rankColumns
-	for i := lo; i < hi; i += batch {
-		n := min(batch, hi-i)
-		fill(out[:n], i, rows[i:i+n], &c)
-		if _, err := w.Write(out[:n]); err != nil {
+	if e.w == nil {
+		e.w = parquet.NewGenericWriter[T](&buf, rankWriterOptions()...)
+		e.out = make([]T, 8192)
+	} else {
+		e.w.Reset(&buf)
+	}
+	for i := lo; i < hi; i += len(e.out) {
+		n := min(len(e.out), hi-i)
+		e.fill(e.out[:n], i, rows[i:i+n], &e.c)
+		if _, err := e.w.Write(e.out[:n]); err != nil {
 			return nil, err
 		}
 	}
-	if err := w.Close(); err != nil {
+	if err := e.w.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
