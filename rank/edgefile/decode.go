@@ -63,13 +63,13 @@ type reader struct {
 	// capacity to start the next with (see chunk).
 	srcRuns  []Run
 	runsHint int
-	sink    uint32
-	prev    []byte // src: the last name interned, and its id
-	prevID  uint32
-	dict    parquet.Dictionary // the dictionary dictIDs are the ids of
-	dictID  []uint32
-	vals    []parquet.Value
-	bools   []bool
+	sink     uint32
+	prev     []byte // src: the last name interned, and its id
+	prevID   uint32
+	dict     parquet.Dictionary // the dictionary dictIDs are the ids of
+	dictID   []uint32
+	vals     []parquet.Value
+	bools    []bool
 }
 
 // run reads chunks until none are left. Each reader opens the file on its
