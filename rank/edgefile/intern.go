@@ -54,7 +54,12 @@ const (
 	inlineMax  = 19
 	longName   = 0xFF
 	busy       = ^uint32(0)
-	arenaBlock = 1 << 20
+	arenaBlock = 8 << 20
+	// firstArenaBlock is the size of an arena's first block, doubled
+	// arenaDoublings times up to arenaBlock: a small edge file's names
+	// take little.
+	firstArenaBlock = 64 << 10
+	arenaDoublings  = 7
 	// window is the most names a reader interns between enter and exit.
 	window = 1024
 	// maxID is the largest id: id+1 must not be busy, and emptyName

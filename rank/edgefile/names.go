@@ -26,8 +26,8 @@ type NameRef uint64
 
 const (
 	refLenBits    = 16
-	refOffBits    = 20 // arenaBlock is 1 MiB
-	refBlockBits  = 20
+	refOffBits    = 23 // arenaBlock is 8 MiB
+	refBlockBits  = 17
 	refReaderBits = 64 - refLenBits - refOffBits - refBlockBits
 
 	// MaxNameLen is the longest name an edge file may hold (a DNS name
@@ -39,10 +39,13 @@ const (
 	maxBlocks  = 1 << refBlockBits
 )
 
-// An offset in an arena block fits refOffBits exactly.
+// An offset in an arena block fits refOffBits exactly, and the blocks
+// double up to arenaBlock exactly.
 var (
 	_ [arenaBlock - 1<<refOffBits]byte
 	_ [1<<refOffBits - arenaBlock]byte
+	_ [arenaBlock - firstArenaBlock<<arenaDoublings]byte
+	_ [firstArenaBlock<<arenaDoublings - arenaBlock]byte
 )
 
 func makeRef(reader, block, off, n uint32) NameRef {
@@ -55,8 +58,12 @@ func (r NameRef) unpack() (reader, block, off, n uint32) {
 		uint32(r>>refLenBits) & (1<<refOffBits - 1), uint32(r) & (1<<refLenBits - 1)
 }
 
-// nameArena holds one part's names, their bytes in blocks of arenaBlock
-// bytes: Read's readers (table.add) and NamesOf fill their parts with it.
+// nameArena holds one part's names, their bytes in blocks that start at
+// firstArenaBlock bytes and double up to arenaBlock: Read's readers
+// (table.add) and NamesOf fill their parts with it. The blocks of
+// arenaBlock are backed by huge pages (makeLarge): with blocks of 1 MiB
+// and 4 KiB pages, filling the arena (150 MB at L) took 0.6 CPU-seconds,
+// most of it the first touch of fresh pages.
 type nameArena struct {
 	reader uint32   // the part: every NameRef says it
 	blocks [][]byte // the last is being filled
@@ -75,8 +82,12 @@ func (a *nameArena) add(s string) (ref NameRef, grew bool, err error) {
 		if len(a.blocks) == maxBlocks {
 			return 0, false, errTooManyNameBytes
 		}
-		a.cur = make([]byte, 0, arenaBlock)
-		a.blocks = append(a.blocks[:len(a.blocks):len(a.blocks)], a.cur[:arenaBlock])
+		size := arenaBlock
+		if n := len(a.blocks); n < arenaDoublings {
+			size = firstArenaBlock << n
+		}
+		a.cur = makeLarge[byte](0, size)
+		a.blocks = append(a.blocks[:len(a.blocks):len(a.blocks)], a.cur[:size])
 		grew = true
 	}
 	off := len(a.cur)
