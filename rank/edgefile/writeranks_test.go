@@ -56,31 +56,8 @@ func TestSortByName(t *testing.T) {
 // byte for byte for any workers.
 func TestWriteRanksParts(t *testing.T) {
 	const n = 2*writePartRows + 12_345
-	r := rand.New(rand.NewPCG(3, 4))
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("d%x-%d.example", r.Uint32(), i)
-	}
-	nms, err := NamesOf(names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scores, out := make([]float64, n), make([]uint32, n)
-	order := make([]uint32, 0, n)
-	for v := range n {
-		scores[v], out[v] = r.Float64(), uint32(r.IntN(100))
-		if v%3 != 0 {
-			order = append(order, uint32(v))
-		}
-	}
-	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	in := func(v uint32) uint32 {
-		if v%3 == 0 {
-			return 0
-		}
-		return v%7 + 1
-	}
-	tab := Ranked{Names: nms, Scores: scores, OutDomains: out, Order: order, InDomains: in}
+	names, tab := randomRanked(t, n)
+	scores, out, order, in := tab.Scores, tab.OutDomains, tab.Order, tab.InDomains
 	var first []byte
 	for _, w := range []int{1, 2, 3} {
 		path := filepath.Join(t.TempDir(), "ranks.parquet")
@@ -127,4 +104,35 @@ func TestWriteRanksParts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomRanked is a Ranked of n domains of random names, scores and
+// out-domains, every third unranked, the others ranked in random order
+// (as PageRank's is to ids), and the names by id.
+func randomRanked(tb testing.TB, n int) ([]string, Ranked) {
+	r := rand.New(rand.NewPCG(3, 4))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("d%x-%d.example", r.Uint32(), i)
+	}
+	nms, err := NamesOf(names)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	scores, out := make([]float64, n), make([]uint32, n)
+	order := make([]uint32, 0, n)
+	for v := range n {
+		scores[v], out[v] = r.Float64(), uint32(r.IntN(100))
+		if v%3 != 0 {
+			order = append(order, uint32(v))
+		}
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	in := func(v uint32) uint32 {
+		if v%3 == 0 {
+			return 0
+		}
+		return v%7 + 1
+	}
+	return names, Ranked{Names: nms, Scores: scores, OutDomains: out, Order: order, InDomains: in}
 }
