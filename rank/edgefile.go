@@ -13,8 +13,9 @@ import (
 	"github.com/mapthenet/mapthenet/rank/edgefile"
 )
 
-// progressEvery is how often reading an edge file logs progress (a
-// variable so that tests can make it report at every batch).
+// progressEvery is how often reading an edge file, and PageRank, log
+// progress (a variable so that tests can make them report at every batch
+// and iteration).
 var progressEvery = 10 * time.Second
 
 // Summary tells what RankEdgeFile did.
@@ -97,6 +98,9 @@ func RankEdgeFile(ctx context.Context, inPath, outPath string, p Params, logger 
 	sum.FollowedEdges = g.NumEdges()
 	stage(StageCSR, int64(g.NumEdges()))
 
+	if p.Progress == nil {
+		p.Progress = LogProgress(logger, progressEvery)
+	}
 	res, err := PageRank(ctx, g, p)
 	if err != nil {
 		return Summary{}, err

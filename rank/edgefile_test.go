@@ -386,7 +386,7 @@ func TestRankEdgeFileErrors(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // TestRankEdgeFileProgress: reading reports rows read out of the file's
-// rows, and every stage is logged.
+// rows, PageRank its iterations, and every stage is logged.
 func TestRankEdgeFileProgress(t *testing.T) {
 	defer func(d time.Duration) { progressEvery = d }(progressEvery)
 	progressEvery = 0 // at every batch
@@ -395,8 +395,15 @@ func TestRankEdgeFileProgress(t *testing.T) {
 	writeParquet(t, in, smallEdges, 0)
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if _, err := RankEdgeFile(context.Background(), in, out, DefaultParams, logger); err != nil {
+	sum, err := RankEdgeFile(context.Background(), in, out, DefaultParams, logger)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Every PageRank iteration too, at progressEvery 0.
+	for i := 1; i <= sum.Iterations; i++ {
+		if want := fmt.Sprintf(`msg="pagerank iteration" iteration=%d `, i); !strings.Contains(logs.String(), want) {
+			t.Errorf("no line %q in\n%s", want, logs.String())
+		}
 	}
 	want := fmt.Sprintf(`msg="reading edge file" file=%s rows=%d of=%d percent=100`, in, len(smallEdges), len(smallEdges))
 	if !strings.Contains(logs.String(), want) {
@@ -406,5 +413,16 @@ func TestRankEdgeFileProgress(t *testing.T) {
 		if !strings.Contains(logs.String(), `msg="rank stage done" stage=`+st+" ") {
 			t.Errorf("stage %s not logged in\n%s", st, logs.String())
 		}
+	}
+
+	// An edge file of ids logs PageRank's iterations too.
+	logs.Reset()
+	ids := writeIDRows(t, []idRow{{0, 1, false}, {0, 2, false}, {1, 2, false}, {2, 0, false}, {3, 2, false}})
+	sum, err = RankIDFile(context.Background(), ids, out, DefaultParams, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`msg="pagerank iteration" iteration=%d `, sum.Iterations); !strings.Contains(logs.String(), want) {
+		t.Errorf("ids: no line %q in\n%s", want, logs.String())
 	}
 }

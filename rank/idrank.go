@@ -81,6 +81,9 @@ func RankIDFile(ctx context.Context, inPath, outPath string, p Params, logger *s
 	stage(StagePlace, int64(g.NumEdges()))
 	runtime.GC() // the build's cursors go before PageRank's vectors come
 
+	if p.Progress == nil {
+		p.Progress = LogProgress(logger, progressEvery)
+	}
 	res, err := PageRank(ctx, g, p)
 	if err != nil {
 		return Summary{}, err

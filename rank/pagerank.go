@@ -10,10 +10,12 @@ package rank
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -24,6 +26,34 @@ type Params struct {
 	Tolerance     float64 // stop when the L1 change between iterations is below this: 1e-9
 	MaxIterations int     // 100
 	Workers       int     // 0: GOMAXPROCS
+	// Progress, when not nil, is told of every iteration, between
+	// iterations on PageRank's goroutine: for logs (see LogProgress).
+	Progress func(Progress)
+}
+
+// Progress is where PageRank stands after an iteration.
+type Progress struct {
+	Iteration      int     // from 1
+	Change         float64 // the iteration's L1 change
+	Tolerance      float64 // the change it stops below
+	Extrapolations int     // kept so far
+}
+
+// LogProgress is a Params.Progress that logs an iteration at most every
+// every (all of them at 0), saying how far the change is from the
+// tolerance: at the web's scale PageRank runs for half an hour.
+func LogProgress(logger *slog.Logger, every time.Duration) func(Progress) {
+	start := time.Now()
+	last := start
+	return func(p Progress) {
+		now := time.Now()
+		if now.Sub(last) < every {
+			return
+		}
+		last = now
+		logger.Info("pagerank iteration", "iteration", p.Iteration, "change", p.Change, "tolerance", p.Tolerance,
+			"extrapolations", p.Extrapolations, "seconds", math.Round(10*now.Sub(start).Seconds())/10)
+	}
 }
 
 // DefaultParams are DESIGN.md's.
@@ -277,6 +307,9 @@ func PageRank(ctx context.Context, g *CSR, p Params) (Result, error) {
 		prev := res.Residual
 		res.Residual = sumInOrder(diffs)
 		res.Iterations++
+		if p.Progress != nil {
+			p.Progress(Progress{Iteration: res.Iterations, Change: res.Residual, Tolerance: p.Tolerance, Extrapolations: ex.count})
+		}
 		if res.Residual < p.Tolerance && !fromChanges {
 			break
 		}

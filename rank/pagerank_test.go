@@ -1,13 +1,16 @@
 package rank
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // graph builds a CSR from an edge list, failing the test on error.
@@ -504,4 +507,41 @@ func nextChange(g *CSR, x []float64, d float64) float64 {
 		change += math.Abs((1-d)/n + d*dangling/n + d*sum - x[v])
 	}
 	return change
+}
+
+// TestPageRankProgress: Params.Progress hears of every iteration, in
+// order, the last with the result's change and extrapolations; LogProgress
+// logs them all at 0 and none within its interval.
+func TestPageRankProgress(t *testing.T) {
+	g := sinkGraph(t, 3000, 100, 2, 3)
+	var seen []Progress
+	p := Params{Workers: 2, Progress: func(pr Progress) { seen = append(seen, pr) }}
+	res, err := PageRank(context.Background(), g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != res.Iterations || res.Extrapolations == 0 {
+		t.Fatalf("%d progress calls, %d iterations (%d extrapolations)", len(seen), res.Iterations, res.Extrapolations)
+	}
+	for i, pr := range seen {
+		if pr.Iteration != i+1 || pr.Tolerance != DefaultParams.Tolerance {
+			t.Fatalf("call %d: %+v", i, pr)
+		}
+	}
+	if last := seen[len(seen)-1]; last.Change != res.Residual || last.Extrapolations != res.Extrapolations {
+		t.Errorf("last call %+v, result: residual %g, %d extrapolations", last, res.Residual, res.Extrapolations)
+	}
+	for _, tc := range []struct {
+		every time.Duration
+		lines int
+	}{{0, res.Iterations}, {time.Hour, 0}} {
+		var logs bytes.Buffer
+		p.Progress = LogProgress(slog.New(slog.NewTextHandler(&logs, nil)), tc.every)
+		if _, err := PageRank(context.Background(), g, p); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(logs.String(), `msg="pagerank iteration"`); n != tc.lines {
+			t.Errorf("every %v: %d lines, want %d:\n%s", tc.every, n, tc.lines, logs.String())
+		}
+	}
 }

@@ -337,6 +337,9 @@ func (b *builder) computeRanks(ctx context.Context, _ Source) (int64, error) {
 	if !b.identity {
 		dense = b.dense
 	}
+	if p.Progress == nil {
+		p.Progress = rank.LogProgress(b.log, pageRankLogEvery)
+	}
 	scores, ranks, res, g, order, err := rankDomains(ctx, b.snap.Staged(data.EdgesFile), n, dense, b.names, p)
 	if err != nil {
 		return 0, err

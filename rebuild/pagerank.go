@@ -2,9 +2,14 @@ package rebuild
 
 import (
 	"context"
+	"time"
 
 	"github.com/mapthenet/mapthenet/rank"
 )
+
+// pageRankLogEvery is how often the rebuild logs PageRank's progress
+// (rank.LogProgress): at the web's scale it runs for half an hour.
+var pageRankLogEvery = 10 * time.Second
 
 // rankDomains scores n domains by PageRank over the followed edges of
 // the edges.parquet the rebuild wrote (edgesPath), read streamed by id

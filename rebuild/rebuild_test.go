@@ -1,9 +1,12 @@
 package rebuild
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -553,6 +556,25 @@ func TestRebuildSameForAnyWorkers(t *testing.T) {
 			first = got
 		} else if got != first {
 			t.Errorf("workers %d: domains.parquet differs from workers 1", workers)
+		}
+	}
+}
+
+// TestRebuildLogsPageRank: the rebuild logs PageRank's iterations (every
+// one here: pageRankLogEvery 0), as it runs for half an hour at the web's
+// scale.
+func TestRebuildLogsPageRank(t *testing.T) {
+	defer func(d time.Duration) { pageRankLogEvery = d }(pageRankLogEvery)
+	pageRankLogEvery = 0
+	var logs bytes.Buffer
+	m, err := RunFrom(context.Background(), smallGraph(), Options{DataDir: t.TempDir(), Now: asOf, Tiers: testTiers,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= m.Rank.Iterations; i++ {
+		if want := fmt.Sprintf(`msg="pagerank iteration" iteration=%d `, i); !strings.Contains(logs.String(), want) {
+			t.Errorf("no line %q in\n%s", want, logs.String())
 		}
 	}
 }
