@@ -28,7 +28,8 @@ import "math"
 // (0.8 to 0.84 on the graphs below) and every iteration counts: graphgen's
 // M graph with sinks (M+sinks) took 52 iterations, 58 with r = d, against
 // 100 without extrapolation, unfinished (an L1 change of 2.2e-9 left);
-// M's graph with 4% of its domains in pairs, 39, 50 with r = d. m = 2 is
+// M's graph with 4% of its domains in pairs, 39, 50 with r = d (before
+// the changes settleSpansBelow tells of: M+sinks now takes 49). m = 2 is
 // tried first; where it does not help (cycles of 3: modes of rate
 // r·e^(2πi/3), which it amplifies), m = 6.
 //
@@ -43,8 +44,9 @@ import "math"
 // iteration: if that changes the scores by a larger share than the
 // iteration before the extrapolation did, x goes back to the scores before
 // it (that iteration is lost; the scores are then those of the plain
-// iteration, one iteration later) and its span is not tried again. So a
-// graph no span helps (cycles of 4 and 5) loses one iteration a span.
+// iteration, one iteration later) and its span is not tried again: the
+// next span starts from those scores at once, as the rate was steady. So
+// a graph no span helps (cycles of 4 and 5) loses one iteration a span.
 // Every decision is taken on the sums of changes, which are added up in
 // chunk order, so the scores are the same for any number of workers.
 const (
@@ -57,6 +59,26 @@ const (
 // A variable so that tests can turn extrapolation off (nil).
 var extrapolationSpans = []int{2, 6}
 
+// settleSpansBelow: after an extrapolation it keeps, the extrapolator arms
+// again at once, from the scores of the iteration that checked it. That
+// iteration's change still carries the fast modes the extrapolation
+// stirred up, so the ratio then measured over the next span (q) comes out
+// a little low. Over a span of 6 that costs little; over a span of 2, q
+// is near 1 (0.7 at a rate of 0.84) and the extrapolation's sensitivity to
+// it, 1/(1-q)², is 11 against 2.4: spans shorter than settleSpansBelow
+// wait one more iteration (settling) before arming. In iterations, on
+// TestExtrapolation's graphs (float64 and float32 shares) and M+sinks:
+//
+//	                    pairs    cycles of 3  of 2 and 3  M+sinks
+//	settling after all  41, 41   70, 70       63, 63      50
+//	after none          49, 50   67, 67       61, 62      49
+//	below 3 (this)      41, 41   67, 67       61, 61      49
+//
+// (41, 44; 69, 71; 63, 65 and 52 when the extrapolator also watched for
+// three steady ratios again after an extrapolation it undid, and after
+// the switch from float32 shares. L+sinks: 50 iterations, where it was 54.)
+const settleSpansBelow = 3
+
 // extrapolator decides when PageRank extrapolates, and does it. Its one
 // vector, hist, is allocated the first time it is needed (n float64s:
 // graphs that converge quickly never pay for it).
@@ -65,6 +87,9 @@ type extrapolator struct {
 	hist     []float64 // armed: x as of iteration at; checking: x before the extrapolation
 	at       int
 	atChange float64 // the L1 change of iteration at
+	// fromChange is the L1 change of the iteration whose scores the last
+	// extrapolation started from (kept in hist while checking).
+	fromChange float64
 	// ratio is the last iteration's change over the one before; before is
 	// the ratio of the iteration just before the last extrapolation.
 	ratio, before float64
@@ -119,21 +144,29 @@ func (e *extrapolator) after(it int, change, prev float64, x []float64, bounds [
 			break
 		}
 		e.extrapolate(q, x, bounds, workers)
-		e.state, e.before = checking, ratio
+		e.state, e.before, e.fromChange = checking, ratio, change
 		return true
 	case checking:
 		if ratio >= e.before {
 			// Worse than a plain iteration would have done: back to the
-			// scores before the extrapolation (this iteration is lost).
+			// scores before the extrapolation (this iteration is lost),
+			// which hist still holds: the rate was steady, so they are
+			// the next span's start.
 			copyChunks(x, e.hist, bounds, workers)
-			e.state, e.steady = watching, 0
+			e.state, e.at, e.atChange = armed, it, e.fromChange
 			if e.span++; e.span == len(extrapolationSpans) {
 				e.state, e.hist = off, nil
 			}
 			return true
 		}
-		e.state = settling
+		// Kept. Arm again from these scores, at once after a long span,
+		// an iteration later after a short one (see settleSpansBelow).
 		e.count++
+		if extrapolationSpans[e.span] < settleSpansBelow {
+			e.state = settling
+			break
+		}
+		e.snapshot(it, change, x, bounds, workers)
 	case settling:
 		e.snapshot(it, change, x, bounds, workers)
 	}
@@ -142,12 +175,13 @@ func (e *extrapolator) after(it int, change, prev float64, x []float64, bounds [
 
 // restart is called when PageRank changes x by other means (the switch
 // from float32 shares to float64, which also takes away the error of the
-// scores' sum): the ratios seen so far no longer predict the next ones.
-// An extrapolation waiting for its check keeps waiting: it can still be
-// undone.
+// scores' sum): the ratios seen while watching no longer predict the next
+// ones, so watching starts over. An armed extrapolation keeps its span (q
+// is measured over it, not predicted; PageRank rescales x after each
+// extrapolation), and one waiting for its check keeps waiting.
 func (e *extrapolator) restart() {
-	if e.state != off && e.state != checking {
-		e.state, e.steady, e.ratio = watching, 0, 0
+	if e.state == watching {
+		e.steady, e.ratio = 0, 0
 	}
 }
 

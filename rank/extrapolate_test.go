@@ -156,8 +156,9 @@ func TestNoExtrapolationOnFastGraphs(t *testing.T) {
 // (x is one node, whose value is what is extrapolated): it arms after three
 // steady ratios of at least minExtrapolationRate, extrapolates a span
 // later with the ratio measured over the span, keeps an extrapolation the
-// next iteration improves on, and goes back to the scores before one that
-// did not, then tries the next span, then stops for good.
+// next iteration improves on (and arms again at once), and goes back to
+// the scores before one that did not, then tries the next span from them,
+// then stops for good.
 func TestExtrapolatorDecisions(t *testing.T) {
 	one := []uint32{0, 1}
 	type step struct {
@@ -183,21 +184,36 @@ func TestExtrapolatorDecisions(t *testing.T) {
 			{0.4096, 2, false, 2, armed},
 			// r^2 = 0.32768/0.512 = 0.64: (3 - 0.64·2)/0.36
 			{0.32768, 3, true, (3 - 0.64*2) / 0.36, checking},
-			{0.01, 5, false, 5, settling}, // ratio 0.03 < 0.8: kept
-			{0.008, 6, false, 6, armed},
+			{0.01, 5, false, 5, settling}, // ratio 0.03 < 0.8: kept; a span of 2 settles
+			{0.008, 6, false, 6, armed},   // hist = 6
 		}},
 		{"an extrapolation that does not help is undone, then the next span, then off", []step{
 			{1, 1, false, 1, watching}, {0.8, 1, false, 1, watching}, {0.64, 1, false, 1, watching},
 			{0.512, 2, false, 2, armed}, {0.4096, 2, false, 2, armed},
 			{0.32768, 3, true, (3 - 0.64*2) / 0.36, checking},
-			{0.5, 7, true, 3, watching}, // worse: back to 3
-			{0.4, 3, false, 3, watching}, {0.32, 3, false, 3, watching},
-			{0.256, 4, false, 4, armed},
-			{0.2048, 4, false, 4, armed}, {0.16384, 4, false, 4, armed}, {0.131072, 4, false, 4, armed},
-			{0.1048576, 4, false, 4, armed}, {0.08388608, 4, false, 4, armed},
-			{0.067108864, 5, true, (5 - math.Pow(0.8, 6)*4) / (1 - math.Pow(0.8, 6)), checking}, // span 6
-			{0.06, 9, true, 5, off},
-			{0.048, 5, false, 5, off}, {0.0384, 5, false, 5, off}, {0.03072, 5, false, 5, off},
+			// Worse: back to 3, the start of the next span (6), measured
+			// from the change that led to 3.
+			{0.5, 7, true, 3, armed},
+			{0.262144, 3, false, 3, armed}, {0.2097152, 3, false, 3, armed}, {0.16777216, 3, false, 3, armed},
+			{0.134217728, 3, false, 3, armed}, {0.1073741824, 3, false, 3, armed},
+			// q = 0.08589934592/0.32768 = 0.8^6.
+			{0.08589934592, 5, true, (5 - math.Pow(0.8, 6)*3) / (1 - math.Pow(0.8, 6)), checking},
+			{0.08, 9, true, 5, off}, // ratio 0.93 >= 0.8: back to 5, and no span is left
+			{0.064, 5, false, 5, off}, {0.0512, 5, false, 5, off}, {0.04096, 5, false, 5, off},
+		}},
+		{"a span of 6 kept arms again at once", []step{
+			{1, 1, false, 1, watching}, {0.8, 1, false, 1, watching}, {0.64, 1, false, 1, watching},
+			{0.512, 2, false, 2, armed}, {0.4096, 2, false, 2, armed},
+			{0.32768, 3, true, (3 - 0.64*2) / 0.36, checking},
+			{0.5, 7, true, 3, armed}, // worse: back to 3
+			{0.262144, 3, false, 3, armed}, {0.2097152, 3, false, 3, armed}, {0.16777216, 3, false, 3, armed},
+			{0.134217728, 3, false, 3, armed}, {0.1073741824, 3, false, 3, armed},
+			{0.08589934592, 5, true, (5 - math.Pow(0.8, 6)*3) / (1 - math.Pow(0.8, 6)), checking},
+			{0.005, 6, false, 6, armed}, // kept: hist = 6, change 0.005
+			{0.004, 6, false, 6, armed}, {0.0032, 6, false, 6, armed}, {0.00256, 6, false, 6, armed},
+			{0.002048, 6, false, 6, armed}, {0.0016384, 6, false, 6, armed},
+			// Six iterations on: q = 0.8^6 again.
+			{0.00131072, 7, true, (7 - math.Pow(0.8, 6)*6) / (1 - math.Pow(0.8, 6)), checking},
 		}},
 	}
 	for _, tc := range tests {
@@ -213,5 +229,34 @@ func TestExtrapolatorDecisions(t *testing.T) {
 				prev = s.change
 			}
 		})
+	}
+}
+
+// TestExtrapolatorRestart: the switch from float32 shares (restart) makes
+// a watching extrapolator count steady ratios from scratch, and leaves an
+// armed one armed at the same iteration (its q is measured over the span).
+func TestExtrapolatorRestart(t *testing.T) {
+	one, x := []uint32{0, 1}, []float64{1}
+	var e extrapolator
+	prev := 0.0
+	feed := func(it int, changes ...float64) {
+		for i, c := range changes {
+			e.after(it+i, c, prev, x, one, 1)
+			prev = c
+		}
+	}
+	feed(1, 1, 0.8, 0.64) // one steady ratio
+	e.restart()
+	feed(4, 0.512, 0.4096)
+	if e.state != watching {
+		t.Fatalf("state %d after a restart and two ratios, want watching", e.state)
+	}
+	feed(6, 0.32768) // three steady ratios since the restart
+	if e.state != armed || e.at != 6 {
+		t.Fatalf("state %d at %d, want armed at 6", e.state, e.at)
+	}
+	e.restart()
+	if e.state != armed || e.at != 6 || e.atChange != 0.32768 {
+		t.Fatalf("after a restart: state %d at %d (change %g), want armed at 6 (0.32768)", e.state, e.at, e.atChange)
 	}
 }
